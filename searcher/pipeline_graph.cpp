@@ -5,26 +5,231 @@
 #include <map>
 #include <sstream>
 
+#include "common/errors.h"
+
 namespace protuner {
 namespace {
 
 namespace HI = Halide::Internal;
+using Halide::Expr;
 
-std::vector<std::string> stage_pure_vars(const HI::Definition &def) {
-  std::vector<std::string> vars;
-  for (const Halide::Expr &arg : def.args()) {
-    if (const auto *v = arg.as<HI::Variable>()) vars.push_back(v->name);
-  }
-  return vars;
+// Footprints are compiled over at most this many loop variables per stage (two slots each).
+constexpr size_t kMaxLoopVars = 32;
+
+std::string type_name(const Halide::Type &t) {
+  std::ostringstream os;
+  os << t;
+  return os.str();
 }
 
-std::vector<std::string> stage_rvars(const HI::Definition &def) {
-  std::vector<std::string> rvars;
-  for (const HI::ReductionVariable &rv : def.schedule().rvars()) rvars.push_back(rv.var);
-  return rvars;
+Expr constant_estimate(const Expr &e, const std::string &who) {
+  if (!e.defined()) {
+    throw ConfigError(who + " has no estimate: give it set_estimate(s) in the generator");
+  }
+  return e;
+}
+
+// Values of every parameter-derived variable at the estimates: scalar params, and the
+// min/extent of every input and output buffer.
+std::map<std::string, Expr> estimate_bindings(const std::vector<HI::Function> &outputs) {
+  std::map<std::string, Expr> bindings;
+  for (const auto &a : HI::infer_arguments(HI::Stmt(), outputs)) {
+    if (a.buffer.defined()) continue;
+    const std::string who = "input '" + a.arg.name + "'";
+    if (!a.arg.is_buffer()) {
+      bindings[a.arg.name] = constant_estimate(a.arg.argument_estimates.scalar_estimate, who);
+      continue;
+    }
+    const auto &region = a.arg.argument_estimates.buffer_estimates;
+    for (size_t d = 0; d < region.size(); ++d) {
+      bindings[a.arg.name + ".min." + std::to_string(d)] =
+          region[d].min.defined() ? region[d].min : Expr(0);
+      bindings[a.arg.name + ".extent." + std::to_string(d)] =
+          constant_estimate(region[d].extent, who + " dimension " + std::to_string(d));
+    }
+  }
+  for (const HI::Function &f : outputs) {
+    const auto &estimates = f.schedule().estimates();
+    for (size_t d = 0; d < f.args().size(); ++d) {
+      auto it = std::find_if(estimates.begin(), estimates.end(),
+                             [&](const HI::Bound &b) { return b.var == f.args()[d]; });
+      const std::string who = "output '" + f.name() + "' dimension '" + f.args()[d] + "'";
+      if (it == estimates.end()) constant_estimate(Expr(), who);
+      for (const auto &p : f.output_buffers()) {
+        bindings[p.name() + ".min." + std::to_string(d)] = it->min;
+        bindings[p.name() + ".extent." + std::to_string(d)] = it->extent;
+      }
+    }
+  }
+  return bindings;
+}
+
+int64_t evaluate_constant(const Expr &e, const std::map<std::string, Expr> &bindings,
+                          const std::string &who) {
+  const Expr v = HI::simplify(HI::substitute(bindings, e));
+  const int64_t *c = HI::as_const_int(v);
+  if (c == nullptr) throw ConfigError(who + " is not constant at the estimates: " + [&] {
+      std::ostringstream os;
+      os << v;
+      return os.str();
+    }());
+  return *c;
+}
+
+// Everything needed to derive one stage's footprints: its loop variables as symbolic
+// intervals, and the slot each interval end occupies in a compiled BoundExpr.
+struct StageScope {
+  HI::Scope<HI::Interval> scope;
+  std::map<std::string, int> slots;
+};
+
+StageScope make_scope(const std::vector<std::string> &loop_vars) {
+  StageScope s;
+  for (size_t i = 0; i < loop_vars.size(); ++i) {
+    const std::string lo = loop_vars[i] + ".fp.min", hi = loop_vars[i] + ".fp.max";
+    s.scope.push(loop_vars[i], HI::Interval(HI::Variable::make(Halide::Int(32), lo),
+                                            HI::Variable::make(Halide::Int(32), hi)));
+    s.slots[lo] = static_cast<int>(2 * i);
+    s.slots[hi] = static_cast<int>(2 * i + 1);
+  }
+  return s;
+}
+
+std::optional<BoundExpr> compile_bound(const Expr &e, const StageScope &s,
+                                       const std::map<std::string, Expr> &bindings) {
+  if (!e.defined() || e.same_as(HI::Interval::neg_inf()) || e.same_as(HI::Interval::pos_inf())) {
+    return std::nullopt;
+  }
+  return BoundExpr::compile(HI::simplify(HI::substitute(bindings, e)), s.slots);
+}
+
+Footprint compile_box(const std::string &producer, const HI::Box &box, const StageScope &s,
+                      const std::map<std::string, Expr> &bindings) {
+  std::vector<std::optional<BoundExpr>> mins, maxs;
+  for (size_t d = 0; d < box.size(); ++d) {
+    mins.push_back(compile_bound(box[d].min, s, bindings));
+    maxs.push_back(compile_bound(box[d].max, s, bindings));
+  }
+  return Footprint(producer, std::move(mins), std::move(maxs));
+}
+
+StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition &def,
+                        const std::map<std::string, HI::Function> &env,
+                        const std::map<std::string, Expr> &bindings) {
+  StageNode stage;
+  stage.index = index;
+  const std::string who = "stage " + std::to_string(index) + " of '" + fn.name() + "'";
+  for (size_t i = 0; i < def.args().size(); ++i) {
+    const auto *v = def.args()[i].as<HI::Variable>();
+    if (v && std::find(fn.args().begin(), fn.args().end(), v->name) != fn.args().end()) {
+      stage.loop_vars.push_back(v->name);
+      stage.pure_dims.push_back(static_cast<int>(i));
+    }
+  }
+  stage.num_pure = static_cast<int>(stage.loop_vars.size());
+  for (const HI::ReductionVariable &rv : def.schedule().rvars()) {
+    stage.loop_vars.push_back(rv.var);
+    const int64_t lo = evaluate_constant(rv.min, bindings, who + " rvar " + rv.var + " min");
+    const int64_t ext = evaluate_constant(rv.extent, bindings, who + " rvar " + rv.var + " extent");
+    stage.rvar_region.push_back({lo, lo + ext - 1});
+  }
+  if (stage.loop_vars.size() > kMaxLoopVars) {
+    throw ConfigError(who + " has more than " + std::to_string(kMaxLoopVars) + " loop variables");
+  }
+
+  StageScope s = make_scope(stage.loop_vars);
+  std::vector<Expr> exprs = def.values();
+  if (index > 0) exprs.insert(exprs.end(), def.args().begin(), def.args().end());
+  if (def.predicate().defined()) exprs.push_back(def.predicate());
+  std::map<std::string, HI::Box> required;
+  for (const Expr &e : exprs) {
+    for (const auto &[name, box] : HI::boxes_required(e, s.scope)) {
+      if (name == fn.name() || !env.count(name)) continue;  // self, or an input buffer
+      auto it = required.find(name);
+      if (it == required.end()) required.emplace(name, box);
+      else HI::merge_boxes(it->second, box);
+    }
+  }
+  for (const auto &[name, box] : required) {
+    stage.footprints.push_back(compile_box(name, box, s, bindings));
+  }
+  if (index > 0) {
+    HI::Box written;
+    for (const Expr &arg : def.args()) written.push_back(HI::bounds_of_expr_in_scope(arg, s.scope));
+    stage.writes.push_back(compile_box(fn.name(), written, s, bindings));
+  }
+  return stage;
+}
+
+FuncNode analyze_func(const HI::Function &fn, const std::vector<HI::Function> &outputs,
+                      const std::map<std::string, HI::Function> &env,
+                      const std::map<std::string, Expr> &bindings) {
+  FuncNode node;
+  node.name = fn.name();
+  node.dimensions = fn.dimensions();
+  node.args = fn.args();
+  node.is_output = std::any_of(outputs.begin(), outputs.end(),
+                               [&](const HI::Function &o) { return o.name() == fn.name(); });
+  for (const Halide::Type &t : fn.output_types()) node.value_types.push_back(type_name(t));
+  node.stages.push_back(analyze_stage(fn, 0, fn.definition(), env, bindings));
+  for (size_t u = 0; u < fn.updates().size(); ++u) {
+    node.stages.push_back(analyze_stage(fn, static_cast<int>(u + 1), fn.updates()[u], env, bindings));
+  }
+  return node;
+}
+
+Region output_region(const HI::Function &fn, const std::map<std::string, Expr> &bindings) {
+  Region r;
+  for (size_t d = 0; d < fn.args().size(); ++d) {
+    const std::string p = fn.output_buffers()[0].name();
+    const std::string who = "output '" + fn.name() + "' dimension " + std::to_string(d);
+    const int64_t min = evaluate_constant(bindings.at(p + ".min." + std::to_string(d)), {}, who);
+    const int64_t ext = evaluate_constant(bindings.at(p + ".extent." + std::to_string(d)), {}, who);
+    r.push_back({min, min + ext - 1});
+  }
+  return r;
+}
+
+// Walks consumers before producers: each Func's root region is the union of what its
+// consumers' stages need, plus what its own updates write.
+void compute_root_regions(PipelineGraph &g, const std::map<std::string, HI::Function> &env,
+                          const std::map<std::string, Expr> &bindings) {
+  std::vector<Region> required(g.funcs.size());
+  for (size_t i = 0; i < g.funcs.size(); ++i) {
+    FuncNode &f = g.funcs[i];
+    if (f.is_output) required[i] = output_region(env.at(f.name), bindings);
+    if (required[i].empty()) required[i] = Region(f.dimensions);  // nobody reads it
+    // Data-dependent writes fall back to what is required so far.
+    const Region so_far = required[i];
+    for (const StageNode &s : f.stages) {
+      for (const Footprint &w : s.writes) {
+        const Region wrote = w.eval(s.loop_region(so_far), so_far);
+        for (int d = 0; d < f.dimensions; ++d) required[i][d].include(wrote[d]);
+      }
+    }
+    f.root_region = required[i];
+    for (const StageNode &s : f.stages) {
+      const Region loops = s.loop_region(f.root_region);
+      for (const Footprint &fp : s.footprints) {
+        const int p = g.find(fp.producer());
+        const Region whole = g.funcs[p].root_region.empty() ? Region(fp.dimensions())
+                                                            : g.funcs[p].root_region;
+        const Region need = fp.eval(loops, whole);
+        if (required[p].empty()) required[p] = Region(fp.dimensions());
+        for (int d = 0; d < fp.dimensions(); ++d) required[p][d].include(need[d]);
+      }
+    }
+  }
 }
 
 }  // namespace
+
+Region StageNode::loop_region(const Region &func_region) const {
+  Region r;
+  for (int d : pure_dims) r.push_back(func_region[d]);
+  r.insert(r.end(), rvar_region.begin(), rvar_region.end());
+  return r;
+}
 
 int PipelineGraph::find(const std::string &name) const {
   for (size_t i = 0; i < funcs.size(); ++i) {
@@ -37,37 +242,26 @@ PipelineGraph analyze_pipeline(Halide::Pipeline &pipeline) {
   std::vector<HI::Function> outputs;
   for (const Halide::Func &f : pipeline.outputs()) outputs.push_back(f.function());
   const std::map<std::string, HI::Function> env = HI::build_environment(outputs);
+  const std::map<std::string, Expr> bindings = estimate_bindings(outputs);
   std::vector<std::string> order = HI::topological_order(outputs, env);
   std::reverse(order.begin(), order.end());  // producers-first -> consumers-first
 
   PipelineGraph graph;
   for (const std::string &name : order) {
-    const HI::Function &fn = env.at(name);
-    FuncNode node;
-    node.name = name;
-    node.dimensions = fn.dimensions();
-    node.is_output = std::any_of(outputs.begin(), outputs.end(),
-                                 [&](const HI::Function &o) { return o.name() == name; });
-    for (const Halide::Type &t : fn.output_types()) {
-      std::ostringstream os;
-      os << t;
-      node.value_types.push_back(os.str());
-    }
-    node.stages.push_back({0, fn.args(), {}});
-    for (size_t u = 0; u < fn.updates().size(); ++u) {
-      const HI::Definition &def = fn.updates()[u];
-      node.stages.push_back({static_cast<int>(u + 1), stage_pure_vars(def), stage_rvars(def)});
-    }
-    graph.funcs.push_back(std::move(node));
+    graph.funcs.push_back(analyze_func(env.at(name), outputs, env, bindings));
   }
   for (size_t i = 0; i < graph.funcs.size(); ++i) {
-    for (const auto &[callee, unused] : HI::find_direct_calls(env.at(graph.funcs[i].name))) {
-      const int p = graph.find(callee);
-      if (p < 0 || p == static_cast<int>(i)) continue;  // self-reference of an update
-      graph.funcs[i].producers.push_back(p);
-      graph.funcs[p].consumers.push_back(static_cast<int>(i));
+    for (const StageNode &s : graph.funcs[i].stages) {
+      for (const Footprint &fp : s.footprints) {
+        const int p = graph.find(fp.producer());
+        auto &prods = graph.funcs[i].producers;
+        if (std::find(prods.begin(), prods.end(), p) != prods.end()) continue;
+        prods.push_back(p);
+        graph.funcs[p].consumers.push_back(static_cast<int>(i));
+      }
     }
   }
+  compute_root_regions(graph, env, bindings);
   return graph;
 }
 

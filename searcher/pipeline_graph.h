@@ -1,10 +1,16 @@
 // Our representation of a Halide pipeline: its Funcs and their stages (the pure definition
-// and each update), and who calls whom. The search decides Funcs one at a time from the
+// and each update), who calls whom and with what footprint, and the region of every Func
+// at the pipeline's estimated sizes. The search decides Funcs one at a time from the
 // outputs back to the inputs (ProTuner's MDP), so Funcs are listed in that order.
+//
+// Built once per pipeline; immutable afterwards and safe to share between threads.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "searcher/footprint.h"
+#include "searcher/region.h"
 
 namespace Halide {
 class Pipeline;
@@ -13,32 +19,47 @@ class Pipeline;
 namespace protuner {
 
 struct StageNode {
-  int index = 0;                         // 0: pure definition, k: k-th update
-  std::vector<std::string> pure_vars;    // loop variables, innermost first
-  std::vector<std::string> rvars;        // reduction variables, innermost first
+  int index = 0;  // 0: pure definition, k: k-th update
+  // The stage's loop variables, innermost first: its pure variables, then its reduction
+  // variables. Footprints are functions of the region these cover.
+  std::vector<std::string> loop_vars;
+  int num_pure = 0;              // loop_vars[0, num_pure) are pure
+  std::vector<int> pure_dims;    // the Func dimension each pure variable iterates
+  Region rvar_region;            // the reduction domain at the estimates, one Span per rvar
+  std::vector<Footprint> footprints;  // one per producer Func this stage calls
+  // Update stages only: the region of its own Func this stage writes (may exceed what
+  // consumers read, e.g. a histogram indexed by data).
+  std::vector<Footprint> writes;
+
+  // The stage's loop region when its Func covers `func_region`, rvars over their domain.
+  Region loop_region(const Region &func_region) const;
 };
 
 struct FuncNode {
   std::string name;
   bool is_output = false;
   int dimensions = 0;
+  std::vector<std::string> args;         // pure argument names, innermost first
   std::vector<std::string> value_types;  // one per tuple element, e.g. "float32"
   std::vector<StageNode> stages;
   std::vector<int> producers;            // indices into PipelineGraph::funcs
   std::vector<int> consumers;
+  // The region computed when every Func is computed at root for the estimated outputs.
+  Region root_region;
 
   // A Func can be inlined when it is not an output and has no update definitions.
   bool inlinable() const { return !is_output && stages.size() == 1; }
 };
 
 struct PipelineGraph {
-  // Consumers before producers: outputs first, inputs' readers last.
+  // Consumers before producers: outputs first.
   std::vector<FuncNode> funcs;
 
   int find(const std::string &name) const;  // index of a Func, or -1
 };
 
-// Builds the graph of `pipeline` (which must have been defined; schedules are ignored).
+// Analyzes `pipeline` (its schedule is ignored) at the estimates of its inputs and outputs.
+// Throws ConfigError naming the input or output whose estimate is missing.
 PipelineGraph analyze_pipeline(Halide::Pipeline &pipeline);
 
 }  // namespace protuner

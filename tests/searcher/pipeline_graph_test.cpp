@@ -1,4 +1,5 @@
-// The pipeline graph of a small generator: order, stages, producer/consumer edges.
+// The pipeline graph: order, stages, edges, and the regions its footprints predict,
+// checked against the regions Halide itself realizes for the same (compute-root) schedule.
 #include "searcher/pipeline_graph.h"
 
 #include <gtest/gtest.h>
@@ -6,9 +7,67 @@
 #include <Halide.h>
 
 #include "common/app.h"
+#include "common/pipeline_io.h"
 
 namespace protuner {
 namespace {
+
+using Halide::Func;
+using Halide::Var;
+
+// Realized regions per Func, as Halide's tracing reports them.
+std::map<std::string, Region> &traced() {
+  static std::map<std::string, Region> regions;
+  return regions;
+}
+
+int32_t record_realization(Halide::JITUserContext *, const halide_trace_event_t *e) {
+  if (e->event == halide_trace_begin_realization) {
+    Region r;
+    for (int d = 0; d < e->dimensions / 2; ++d) {
+      r.push_back({e->coordinates[2 * d], e->coordinates[2 * d] + e->coordinates[2 * d + 1] - 1});
+    }
+    traced()[e->func] = r;
+  }
+  return 0;
+}
+
+// Schedules everything compute_root, realizes the outputs at their estimates on random
+// inputs, and returns the region Halide realized for every non-output Func.
+std::map<std::string, Region> halide_root_regions(Halide::Pipeline &p) {
+  traced().clear();
+  apply_root_schedule(p);
+  for (auto &[name, fn] : Halide::Internal::build_environment(
+           [&] {
+             std::vector<Halide::Internal::Function> o;
+             for (const Func &f : p.outputs()) o.push_back(f.function());
+             return o;
+           }())) {
+    Func(fn).trace_realizations();
+  }
+  bind_random_inputs(p, 3);
+  Halide::Realization out = allocate_outputs(p, estimated_output_extents(p));
+  p.jit_handlers().custom_trace = record_realization;
+  p.realize(out, Halide::get_host_target());
+  return traced();
+}
+
+void expect_regions_match_halide(Halide::Pipeline &p) {
+  const PipelineGraph g = analyze_pipeline(p);
+  const auto halide = halide_root_regions(p);
+  int compared = 0;
+  for (const FuncNode &f : g.funcs) {
+    auto it = halide.find(f.name);
+    if (f.is_output || it == halide.end()) continue;
+    ++compared;
+    ASSERT_EQ(it->second.size(), f.root_region.size()) << f.name;
+    for (size_t d = 0; d < f.root_region.size(); ++d) {
+      EXPECT_EQ(f.root_region[d].min, it->second[d].min) << f.name << " dim " << d;
+      EXPECT_EQ(f.root_region[d].max, it->second[d].max) << f.name << " dim " << d;
+    }
+  }
+  EXPECT_GT(compared, 0) << "no Func was compared";
+}
 
 TEST(PipelineGraph, ListsFuncsConsumersFirstWithTheirEdges) {
   AppInstance app = AppInstance::create(
@@ -24,26 +83,89 @@ TEST(PipelineGraph, ListsFuncsConsumersFirstWithTheirEdges) {
   EXPECT_EQ(g.funcs[0].producers, (std::vector<int>{blur_x}));
   EXPECT_EQ(g.funcs[blur_x].consumers, (std::vector<int>{0}));
   for (size_t i = 0; i < g.funcs.size(); ++i) {
-    for (int p : g.funcs[i].producers) EXPECT_GT(p, static_cast<int>(i)) << "producer before consumer";
+    for (int p : g.funcs[i].producers) EXPECT_GT(p, static_cast<int>(i)) << "producer first";
   }
+  // The output is 512x256; blur_x is needed one row above and below.
+  EXPECT_EQ(g.funcs[blur_x].root_region, (Region{{0, 511}, {-1, 256}}));
+  expect_regions_match_halide(app.pipeline());
 }
 
-TEST(PipelineGraph, UpdateStagesCarryTheirReductionVariables) {
-  Halide::Func hist("hist"), out("out");
-  Halide::Var x("x");
-  Halide::RDom r(0, 100, "r");
+TEST(PipelineGraph, FootprintFollowsTheConsumerRegion) {
+  AppInstance app = AppInstance::create(
+      {"test_blur", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}}, Halide::get_host_target());
+  const PipelineGraph g = analyze_pipeline(app.pipeline());
+  const StageNode &out = g.funcs[0].stages[0];
+  ASSERT_EQ(out.footprints.size(), 1u);
+  EXPECT_TRUE(out.footprints[0].exact());
+  // A 16x8 tile of the output at (32, 64) needs rows 63..72 of blur_x.
+  const Region need = out.footprints[0].eval({{32, 47}, {64, 71}}, {});
+  EXPECT_EQ(need, (Region{{32, 47}, {63, 72}}));
+}
+
+TEST(PipelineGraph, UpdateStagesCarryReductionDomainsAndDataDependentWrites) {
+  Func hist("hist"), out("out");
+  Var x("x");
   Halide::ImageParam in(Halide::UInt(8), 1, "in");
+  Halide::RDom r(0, in.dim(0).extent(), "r");
   hist(x) = 0;
   hist(in(r)) += 1;
   out(x) = hist(x) * 2;
+  in.set_estimates({{0, 1000}});
+  out.set_estimates({{0, 100}});
   Halide::Pipeline p(out);
   const PipelineGraph g = analyze_pipeline(p);
   const int h = g.find("hist");
   ASSERT_GE(h, 0);
   ASSERT_EQ(g.funcs[h].stages.size(), 2u);
   EXPECT_FALSE(g.funcs[h].inlinable());
-  EXPECT_EQ(g.funcs[h].stages[0].pure_vars, (std::vector<std::string>{"x"}));
-  EXPECT_EQ(g.funcs[h].stages[1].rvars.size(), 1u);
+  EXPECT_EQ(g.funcs[h].stages[0].loop_vars, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(g.funcs[h].stages[1].num_pure, 0);
+  EXPECT_EQ(g.funcs[h].stages[1].rvar_region, (Region{{0, 999}}));
+  // The update writes wherever the data points: all 256 values of a uint8.
+  EXPECT_EQ(g.funcs[h].root_region, (Region{{0, 255}}));
+  expect_regions_match_halide(p);
+}
+
+TEST(PipelineGraph, PyramidRegionsMatchHalide) {
+  Halide::ImageParam in(Halide::Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func clamped = Halide::BoundaryConditions::repeat_edge(in);
+  std::vector<Func> levels{clamped};
+  for (int l = 1; l < 4; ++l) {
+    Func down("down" + std::to_string(l)), dx("dx" + std::to_string(l));
+    dx(x, y) = levels.back()(2 * x - 1, y) + levels.back()(2 * x, y) * 2 + levels.back()(2 * x + 1, y);
+    down(x, y) = dx(x, 2 * y - 1) + dx(x, 2 * y) * 2 + dx(x, 2 * y + 1);
+    levels.push_back(down);
+  }
+  Func up("up");
+  up(x, y) = levels.back()(x / 8, y / 8) + levels[1](x / 2, y / 2);
+  in.set_estimates({{0, 640}, {0, 480}});
+  up.set_estimates({{0, 640}, {0, 480}});
+  Halide::Pipeline p(up);
+  expect_regions_match_halide(p);
+}
+
+TEST(PipelineGraph, ConvolutionWithScalarParamRegionsMatchHalide) {
+  Halide::ImageParam in(Halide::Float(32), 3, "in"), w(Halide::Float(32), 4, "w");
+  Halide::Param<int> k("k");
+  Var c("c"), x("x"), y("y");
+  Halide::RDom r(0, 8, 0, k, 0, k, "r");
+  Func padded = Halide::BoundaryConditions::constant_exterior(in, 0.0f);
+  Func conv("conv"), relu("relu");
+  conv(c, x, y) = 0.0f;
+  conv(c, x, y) += w(c, r.x, r.y, r.z) * padded(r.x, x + r.y - 1, y + r.z - 1);
+  relu(c, x, y) = Halide::max(conv(c, x, y), 0.0f);
+  in.set_estimates({{0, 8}, {0, 64}, {0, 48}});
+  w.set_estimates({{0, 16}, {0, 8}, {0, 3}, {0, 3}});
+  k.set_estimate(3);
+  relu.set_estimates({{0, 16}, {0, 64}, {0, 48}});
+  Halide::Pipeline p(relu);
+  const PipelineGraph g = analyze_pipeline(p);
+  const int conv_i = g.find("conv");
+  ASSERT_GE(conv_i, 0);
+  EXPECT_EQ(g.funcs[conv_i].stages[1].rvar_region, (Region{{0, 7}, {0, 2}, {0, 2}}));
+  EXPECT_EQ(g.funcs[conv_i].stages[1].num_pure, 3);
+  expect_regions_match_halide(p);
 }
 
 }  // namespace
