@@ -47,8 +47,8 @@ const GeneratorLibrary &GeneratorLibrary::load(const std::string &path) {
   // RTLD_NOW finds unresolved symbols here, not in the middle of a search.
   if (dlopen(key.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
     const char *why = dlerror();
-    throw AppLoadError("cannot load generator library '" + path + "': " +
-                       (why ? why : "unknown dlopen error"));
+    throw AppLoadError("cannot load generator library '" + path +
+                       "': " + (why ? why : "unknown dlopen error"));
   }
   const auto after = registered_generators();
   std::vector<std::string> added;
@@ -84,8 +84,8 @@ const Halide::Target &AppInstance::target() const { return impl_->target; }
 
 AppInstance AppInstance::create(const AppSpec &spec, const Halide::Target &target,
                                 const std::map<std::string, std::string> &extra_params) {
-  const std::string who = "app '" + spec.name + "' (generator '" + spec.generator + "' in '" +
-                          spec.library + "')";
+  const std::string who =
+      "app '" + spec.name + "' (generator '" + spec.generator + "' in '" + spec.library + "')";
   const GeneratorLibrary &lib = GeneratorLibrary::load(spec.library);
   if (!lib.has_generator(spec.generator)) {
     std::string have;
@@ -101,8 +101,8 @@ AppInstance AppInstance::create(const AppSpec &spec, const Halide::Target &targe
   impl->target = target;
   try {
     std::lock_guard<std::mutex> lock(registry_mutex());
-    impl->generator = Halide::Internal::GeneratorRegistry::create(
-        spec.generator, Halide::GeneratorContext(target));
+    impl->generator = Halide::Internal::GeneratorRegistry::create(spec.generator,
+                                                                  Halide::GeneratorContext(target));
   } catch (const Halide::Error &e) {
     throw AppLoadError(who + ": cannot create the generator: " + e.what());
   }

@@ -1,11 +1,15 @@
 #include "common/host_facts.h"
 
+#include "common/host_target.h"
+
 #include <sched.h>
 
 #include <Halide.h>
 #include <fstream>
 #include <set>
 #include <utility>
+
+#include "common/host_target.h"
 
 namespace protuner {
 namespace {
@@ -53,10 +57,9 @@ HostFacts detect_host_facts() {
   const std::string smt = read_first_line("/sys/devices/system/cpu/smt/active");
   facts.smt = smt == "1" ? "on" : smt == "0" ? "off" : "unknown";
 
-  const std::string gov =
-      read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  const std::string gov = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   facts.governor = gov.empty() ? "none" : gov;
-  facts.halide_target = Halide::get_host_target().to_string();
+  facts.halide_target = host_target().to_string();
   return facts;
 }
 

@@ -8,12 +8,12 @@
 namespace protuner {
 
 struct HostFacts {
-  std::string cpu_model;     // /proc/cpuinfo "model name", or "unknown"
-  int logical_cpus = 0;      // CPUs this process may run on (its affinity mask)
-  int physical_cores = 0;    // distinct (package, core) pairs among those CPUs
-  std::string smt;           // "on", "off" or "unknown" (/sys/devices/system/cpu/smt/active)
-  std::string governor;      // cpufreq governor of CPU 0, or "none" without cpufreq
-  std::string halide_target; // Halide's host target string
+  std::string cpu_model;      // /proc/cpuinfo "model name", or "unknown"
+  int logical_cpus = 0;       // CPUs this process may run on (its affinity mask)
+  int physical_cores = 0;     // distinct (package, core) pairs among those CPUs
+  std::string smt;            // "on", "off" or "unknown" (/sys/devices/system/cpu/smt/active)
+  std::string governor;       // cpufreq governor of CPU 0, or "none" without cpufreq
+  std::string halide_target;  // Halide's host target string
 };
 
 // Reads the facts from /proc and /sys. Never throws: a fact it cannot read is "unknown".

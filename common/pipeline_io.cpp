@@ -100,8 +100,10 @@ void set_scalar_estimate(const Halide::Internal::InferredArgument &a) {
     const int64_t *i = as_const_int(e);
     if (!v && !i) throw ConfigError(who + ": estimate is not a constant");
     const double x = v ? *v : static_cast<double>(*i);
-    if (t.bits() == 32) p.set_scalar<float>(static_cast<float>(x));
-    else p.set_scalar<double>(x);
+    if (t.bits() == 32)
+      p.set_scalar<float>(static_cast<float>(x));
+    else
+      p.set_scalar<double>(x);
     return;
   }
   const int64_t *i = as_const_int(e);
@@ -111,11 +113,21 @@ void set_scalar_estimate(const Halide::Internal::InferredArgument &a) {
   halide_scalar_value_t value{};
   value.u.u64 = 0;
   switch (t.bits()) {
-    case 1: value.u.b = x != 0; break;
-    case 8: value.u.u8 = static_cast<uint8_t>(x); break;
-    case 16: value.u.u16 = static_cast<uint16_t>(x); break;
-    case 32: value.u.u32 = static_cast<uint32_t>(x); break;
-    default: value.u.u64 = static_cast<uint64_t>(x); break;
+    case 1:
+      value.u.b = x != 0;
+      break;
+    case 8:
+      value.u.u8 = static_cast<uint8_t>(x);
+      break;
+    case 16:
+      value.u.u16 = static_cast<uint16_t>(x);
+      break;
+    case 32:
+      value.u.u32 = static_cast<uint32_t>(x);
+      break;
+    default:
+      value.u.u64 = static_cast<uint64_t>(x);
+      break;
   }
   p.set_scalar(t, value);
 }
@@ -170,8 +182,8 @@ Halide::Realization allocate_outputs(Halide::Pipeline &pipeline,
                                      const std::vector<std::vector<int>> &extents) {
   const auto outputs = pipeline.outputs();
   if (extents.size() != outputs.size()) {
-    throw ConfigError("allocate_outputs: " + std::to_string(extents.size()) +
-                      " shapes for " + std::to_string(outputs.size()) + " outputs");
+    throw ConfigError("allocate_outputs: " + std::to_string(extents.size()) + " shapes for " +
+                      std::to_string(outputs.size()) + " outputs");
   }
   std::vector<Halide::Buffer<>> buffers;
   for (size_t i = 0; i < outputs.size(); ++i) {

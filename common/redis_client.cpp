@@ -86,12 +86,11 @@ RedisReply RedisClient::command(const std::vector<std::string> &args) {
     argv.push_back(a.data());
     lengths.push_back(a.size());
   }
-  void *raw = redisCommandArgv(context_.get(), static_cast<int>(args.size()), argv.data(),
-                               lengths.data());
+  void *raw =
+      redisCommandArgv(context_.get(), static_cast<int>(args.size()), argv.data(), lengths.data());
   if (raw == nullptr) {
     const bool timed_out = context_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == ETIMEDOUT);
-    const std::string what =
-        "redis " + endpoint_ + ": " + args[0] + " failed: " + context_->errstr;
+    const std::string what = "redis " + endpoint_ + ": " + args[0] + " failed: " + context_->errstr;
     if (timed_out) throw TimeoutError(what);
     throw IoError(what);
   }

@@ -23,7 +23,7 @@ struct RedisReply {
   enum class Kind { kNil, kInteger, kString, kStatus, kArray };
   Kind kind = Kind::kNil;
   long long integer = 0;
-  std::string str;                  // kString and kStatus
+  std::string str;                   // kString and kStatus
   std::vector<RedisReply> elements;  // kArray
 
   bool is_nil() const { return kind == Kind::kNil; }

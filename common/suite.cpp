@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/host_target.h"
 
 namespace protuner {
 namespace fs = std::filesystem;
@@ -169,7 +170,7 @@ std::string resolve_library(const std::string &name, const std::string &suite_di
 }
 
 void validate_suite_apps(const Suite &suite) {
-  const Halide::Target host = Halide::get_host_target();
+  const Halide::Target host = host_target();
   for (const SuiteApp &app : suite.apps) {
     try {
       AppInstance::create(app.spec, host);

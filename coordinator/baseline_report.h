@@ -19,7 +19,7 @@ struct BaselineMeasurement {
   std::optional<double> min_ms;
   double compile_seconds = 0;
   double relative_spread = 0;
-  std::string error;     // set when min_ms is empty
+  std::string error;  // set when min_ms is empty
 };
 
 struct BaselineRow {

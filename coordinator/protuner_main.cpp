@@ -1,7 +1,7 @@
 // `protuner`: the command-line entry point. Thin: it parses arguments and calls the
 // components; everything it does is available as a library call too.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 
@@ -48,17 +48,15 @@ int run_local(const std::string &path, const std::vector<std::string> &schedules
   Suite suite = parse_suite_file(path);
   validate_suite_apps(suite);
   const HostFacts host = detect_host_facts();
-  std::cout << "protuner local: suite '" << suite.name << "', " << suite.apps.size()
-            << " apps, on " << host.cpu_model << " (" << host.physical_cores
-            << " cores, SMT " << host.smt << ")\n"
+  std::cout << "protuner local: suite '" << suite.name << "', " << suite.apps.size() << " apps, on "
+            << host.cpu_model << " (" << host.physical_cores << " cores, SMT " << host.smt << ")\n"
             << "Measuring the baselines every tuned schedule is compared with...\n";
-  auto rows = measure_baselines(suite, schedules, timing,
-                                [](const std::string &app, const BaselineMeasurement &m) {
-                                  std::cout << "  " << app << " / " << m.schedule << ": "
-                                            << (m.min_ms ? format_fixed(*m.min_ms, 3) + " ms"
-                                                         : "failed: " + m.error)
-                                            << std::endl;
-                                });
+  auto rows = measure_baselines(
+      suite, schedules, timing, [](const std::string &app, const BaselineMeasurement &m) {
+        std::cout << "  " << app << " / " << m.schedule << ": "
+                  << (m.min_ms ? format_fixed(*m.min_ms, 3) + " ms" : "failed: " + m.error)
+                  << std::endl;
+      });
   std::cout << "\n";
   print_baseline_table(rows, schedules, std::cout);
   std::cout << "\nThe schedule search (MCTS), the measurer service and the embedded farm are "

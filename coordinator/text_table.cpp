@@ -12,8 +12,8 @@ namespace {
 bool looks_numeric(const std::string &s) {
   return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-') &&
          std::all_of(s.begin(), s.end(), [](char c) {
-           return std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' ||
-                  c == 'x' || c == 'e' || c == '+';
+           return std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == 'x' ||
+                  c == 'e' || c == '+';
          });
 }
 

@@ -3,6 +3,7 @@
 #include <Halide.h>
 #include <chrono>
 
+#include "common/host_target.h"
 #include "common/pipeline_io.h"
 
 namespace protuner {
@@ -13,7 +14,7 @@ constexpr uint64_t kInputSeed = 1;
 AppBenchmarkResult benchmark_app(const AppSpec &spec,
                                  const std::map<std::string, std::string> &extra_params,
                                  const TimingSettings &settings) {
-  const Halide::Target target = Halide::get_host_target();
+  const Halide::Target target = host_target();
   AppInstance app = AppInstance::create(spec, target, extra_params);
   Halide::Pipeline &p = app.pipeline();
   auto inputs = bind_random_inputs(p, kInputSeed);

@@ -28,7 +28,8 @@ TimingResult time_runs(const std::function<void()> &run, const TimingSettings &s
   for (int i = 1; i < settings.warmup_runs; ++i) run();
 
   TimingResult result;
-  result.runs_per_sample = std::max(1, static_cast<int>(std::ceil(settings.min_sample_seconds / one_run)));
+  result.runs_per_sample =
+      std::max(1, static_cast<int>(std::ceil(settings.min_sample_seconds / one_run)));
   for (int s = 0; s < settings.samples; ++s) {
     start = std::chrono::steady_clock::now();
     for (int r = 0; r < result.runs_per_sample; ++r) run();
@@ -39,7 +40,8 @@ TimingResult time_runs(const std::function<void()> &run, const TimingSettings &s
   result.min_ms = sorted.front();
   const size_t n = sorted.size();
   result.median_ms = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-  result.relative_spread = result.min_ms > 0 ? (result.median_ms - result.min_ms) / result.min_ms : 0;
+  result.relative_spread =
+      result.min_ms > 0 ? (result.median_ms - result.min_ms) / result.min_ms : 0;
   return result;
 }
 

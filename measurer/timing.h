@@ -10,8 +10,8 @@
 namespace protuner {
 
 struct TimingSettings {
-  int warmup_runs = 1;            // untimed runs first: page faults, thread pool start-up
-  int samples = 10;               // timed samples (the GNN cost-model paper uses 10)
+  int warmup_runs = 1;               // untimed runs first: page faults, thread pool start-up
+  int samples = 10;                  // timed samples (the GNN cost-model paper uses 10)
   double min_sample_seconds = 0.05;  // each sample repeats the run until it lasts this long
 };
 
@@ -19,7 +19,7 @@ struct TimingResult {
   std::vector<double> samples_ms;  // per-run time of each sample
   double min_ms = 0;
   double median_ms = 0;
-  double relative_spread = 0;      // (median - min) / min: how noisy the samples were
+  double relative_spread = 0;  // (median - min) / min: how noisy the samples were
   int runs_per_sample = 1;
 };
 

@@ -107,9 +107,12 @@ std::optional<BoundExpr> BoundExpr::compile(const Halide::Expr &e,
 size_t BoundExpr::max_stack_depth() const {
   size_t depth = 0, deepest = 0;
   for (const Instr &i : code_) {
-    if (i.op == Op::kConst || i.op == Op::kSlot) ++depth;
-    else if (i.op == Op::kSelect) depth -= 2;
-    else if (i.op != Op::kNot) depth -= 1;
+    if (i.op == Op::kConst || i.op == Op::kSlot)
+      ++depth;
+    else if (i.op == Op::kSelect)
+      depth -= 2;
+    else if (i.op != Op::kNot)
+      depth -= 1;
     deepest = std::max(deepest, depth);
   }
   return deepest;
@@ -139,9 +142,15 @@ int64_t BoundExpr::eval(const int64_t *slot_values) const {
   int sp = 0;
   for (const Instr &i : code_) {
     switch (i.op) {
-      case Op::kConst: stack[sp++] = i.value; break;
-      case Op::kSlot: stack[sp++] = slot_values[i.value]; break;
-      case Op::kNot: stack[sp - 1] = !stack[sp - 1]; break;
+      case Op::kConst:
+        stack[sp++] = i.value;
+        break;
+      case Op::kSlot:
+        stack[sp++] = slot_values[i.value];
+        break;
+      case Op::kNot:
+        stack[sp - 1] = !stack[sp - 1];
+        break;
       case Op::kSelect: {
         const int64_t f = stack[--sp], t = stack[--sp], c = stack[--sp];
         stack[sp++] = c ? t : f;
@@ -151,20 +160,47 @@ int64_t BoundExpr::eval(const int64_t *slot_values) const {
         const int64_t b = stack[--sp], a = stack[--sp];
         int64_t r = 0;
         switch (i.op) {
-          case Op::kAdd: r = a + b; break;
-          case Op::kSub: r = a - b; break;
-          case Op::kMul: r = a * b; break;
-          case Op::kDiv: r = floor_div(a, b); break;
-          case Op::kMod: r = floor_mod(a, b); break;
-          case Op::kMin: r = std::min(a, b); break;
-          case Op::kMax: r = std::max(a, b); break;
-          case Op::kLt: r = a < b; break;
-          case Op::kLe: r = a <= b; break;
-          case Op::kEq: r = a == b; break;
-          case Op::kNe: r = a != b; break;
-          case Op::kAnd: r = a && b; break;
-          case Op::kOr: r = a || b; break;
-          default: break;
+          case Op::kAdd:
+            r = a + b;
+            break;
+          case Op::kSub:
+            r = a - b;
+            break;
+          case Op::kMul:
+            r = a * b;
+            break;
+          case Op::kDiv:
+            r = floor_div(a, b);
+            break;
+          case Op::kMod:
+            r = floor_mod(a, b);
+            break;
+          case Op::kMin:
+            r = std::min(a, b);
+            break;
+          case Op::kMax:
+            r = std::max(a, b);
+            break;
+          case Op::kLt:
+            r = a < b;
+            break;
+          case Op::kLe:
+            r = a <= b;
+            break;
+          case Op::kEq:
+            r = a == b;
+            break;
+          case Op::kNe:
+            r = a != b;
+            break;
+          case Op::kAnd:
+            r = a && b;
+            break;
+          case Op::kOr:
+            r = a || b;
+            break;
+          default:
+            break;
         }
         stack[sp++] = r;
       }

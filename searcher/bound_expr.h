@@ -32,8 +32,23 @@ class BoundExpr {
   size_t size() const { return code_.size(); }
 
   enum class Op : uint8_t {
-    kConst, kSlot, kAdd, kSub, kMul, kDiv, kMod, kMin, kMax,
-    kLt, kLe, kEq, kNe, kAnd, kOr, kNot, kSelect
+    kConst,
+    kSlot,
+    kAdd,
+    kSub,
+    kMul,
+    kDiv,
+    kMod,
+    kMin,
+    kMax,
+    kLt,
+    kLe,
+    kEq,
+    kNe,
+    kAnd,
+    kOr,
+    kNot,
+    kSelect
   };
   struct Instr {
     Op op;

@@ -2,10 +2,12 @@
 
 #include <Halide.h>
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <sstream>
 
 #include "common/errors.h"
+#include "searcher/func_order.h"
 
 namespace protuner {
 namespace {
@@ -68,7 +70,8 @@ int64_t evaluate_constant(const Expr &e, const std::map<std::string, Expr> &bind
                           const std::string &who) {
   const Expr v = HI::simplify(HI::substitute(bindings, e));
   const int64_t *c = HI::as_const_int(v);
-  if (c == nullptr) throw ConfigError(who + " is not constant at the estimates: " + [&] {
+  if (c == nullptr)
+    throw ConfigError(who + " is not constant at the estimates: " + [&] {
       std::ostringstream os;
       os << v;
       return os.str();
@@ -146,8 +149,10 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
     for (const auto &[name, box] : HI::boxes_required(e, s.scope)) {
       if (name == fn.name() || !env.count(name)) continue;  // self, or an input buffer
       auto it = required.find(name);
-      if (it == required.end()) required.emplace(name, box);
-      else HI::merge_boxes(it->second, box);
+      if (it == required.end())
+        required.emplace(name, box);
+      else
+        HI::merge_boxes(it->second, box);
     }
   }
   for (const auto &[name, box] : required) {
@@ -173,7 +178,8 @@ FuncNode analyze_func(const HI::Function &fn, const std::vector<HI::Function> &o
   for (const Halide::Type &t : fn.output_types()) node.value_types.push_back(type_name(t));
   node.stages.push_back(analyze_stage(fn, 0, fn.definition(), env, bindings));
   for (size_t u = 0; u < fn.updates().size(); ++u) {
-    node.stages.push_back(analyze_stage(fn, static_cast<int>(u + 1), fn.updates()[u], env, bindings));
+    node.stages.push_back(
+        analyze_stage(fn, static_cast<int>(u + 1), fn.updates()[u], env, bindings));
   }
   return node;
 }
@@ -212,8 +218,8 @@ void compute_root_regions(PipelineGraph &g, const std::map<std::string, HI::Func
       const Region loops = s.loop_region(f.root_region);
       for (const Footprint &fp : s.footprints) {
         const int p = g.find(fp.producer());
-        const Region whole = g.funcs[p].root_region.empty() ? Region(fp.dimensions())
-                                                            : g.funcs[p].root_region;
+        const Region whole =
+            g.funcs[p].root_region.empty() ? Region(fp.dimensions()) : g.funcs[p].root_region;
         const Region need = fp.eval(loops, whole);
         if (required[p].empty()) required[p] = Region(fp.dimensions());
         for (int d = 0; d < fp.dimensions(); ++d) required[p][d].include(need[d]);
@@ -238,17 +244,62 @@ int PipelineGraph::find(const std::string &name) const {
   return -1;
 }
 
+std::vector<Halide::Func> funcs_in_graph_order(Halide::Pipeline &pipeline) {
+  std::vector<HI::Function> outputs;
+  for (const Halide::Func &f : pipeline.outputs()) outputs.push_back(f.function());
+  std::vector<Halide::Func> funcs;
+  for (const HI::Function &fn : protuner_func_order::funcs_in_order(outputs))
+    funcs.emplace_back(fn);
+  return funcs;
+}
+
+std::string stable_func_name(const std::string &name) {
+  auto all_digits = [](const std::string &s, size_t from) {
+    return from < s.size() && std::all_of(s.begin() + static_cast<long>(from), s.end(), [](char c) {
+             return std::isdigit(static_cast<unsigned char>(c));
+           });
+  };
+  std::string n = name;
+  // unique_name(prefix) appends "$<counter>" to a name already in use.
+  if (const auto dollar = n.rfind('$'); dollar != std::string::npos && all_digits(n, dollar + 1)) {
+    n.resize(dollar);
+  }
+  // Anonymous Funcs: lambda() makes "lambda_<counter>", Func() makes "f<counter>".
+  if (n.rfind("lambda_", 0) == 0 && all_digits(n, 7)) return "lambda";
+  if (n.size() > 1 && n[0] == 'f' && all_digits(n, 1)) return "f";
+  return n;
+}
+
+void check_same_pipeline(const PipelineGraph &expected, const PipelineGraph &graph) {
+  if (expected.funcs.size() != graph.funcs.size()) {
+    throw ConfigError("the schedule is for a different pipeline: it has " +
+                      std::to_string(expected.funcs.size()) + " Funcs, this one has " +
+                      std::to_string(graph.funcs.size()));
+  }
+  for (size_t i = 0; i < graph.funcs.size(); ++i) {
+    const FuncNode &a = expected.funcs[i], &b = graph.funcs[i];
+    const bool same = stable_func_name(a.name) == stable_func_name(b.name) &&
+                      a.dimensions == b.dimensions && a.stages.size() == b.stages.size() &&
+                      a.value_types == b.value_types;
+    if (!same) {
+      throw ConfigError("the schedule is for a different pipeline: Func #" + std::to_string(i) +
+                        " is '" + stable_func_name(b.name) + "' (" + std::to_string(b.dimensions) +
+                        " dims, " + std::to_string(b.stages.size()) + " stages) here but '" +
+                        stable_func_name(a.name) + "' (" + std::to_string(a.dimensions) +
+                        " dims, " + std::to_string(a.stages.size()) + " stages) in the schedule");
+    }
+  }
+}
+
 PipelineGraph analyze_pipeline(Halide::Pipeline &pipeline) {
   std::vector<HI::Function> outputs;
   for (const Halide::Func &f : pipeline.outputs()) outputs.push_back(f.function());
   const std::map<std::string, HI::Function> env = HI::build_environment(outputs);
   const std::map<std::string, Expr> bindings = estimate_bindings(outputs);
-  std::vector<std::string> order = HI::topological_order(outputs, env);
-  std::reverse(order.begin(), order.end());  // producers-first -> consumers-first
 
   PipelineGraph graph;
-  for (const std::string &name : order) {
-    graph.funcs.push_back(analyze_func(env.at(name), outputs, env, bindings));
+  for (const HI::Function &fn : protuner_func_order::funcs_in_order(outputs)) {
+    graph.funcs.push_back(analyze_func(fn, outputs, env, bindings));
   }
   for (size_t i = 0; i < graph.funcs.size(); ++i) {
     for (const StageNode &s : graph.funcs[i].stages) {

@@ -13,8 +13,9 @@
 #include "searcher/region.h"
 
 namespace Halide {
+class Func;
 class Pipeline;
-}
+}  // namespace Halide
 
 namespace protuner {
 
@@ -23,9 +24,9 @@ struct StageNode {
   // The stage's loop variables, innermost first: its pure variables, then its reduction
   // variables. Footprints are functions of the region these cover.
   std::vector<std::string> loop_vars;
-  int num_pure = 0;              // loop_vars[0, num_pure) are pure
-  std::vector<int> pure_dims;    // the Func dimension each pure variable iterates
-  Region rvar_region;            // the reduction domain at the estimates, one Span per rvar
+  int num_pure = 0;                   // loop_vars[0, num_pure) are pure
+  std::vector<int> pure_dims;         // the Func dimension each pure variable iterates
+  Region rvar_region;                 // the reduction domain at the estimates, one Span per rvar
   std::vector<Footprint> footprints;  // one per producer Func this stage calls
   // Update stages only: the region of its own Func this stage writes (may exceed what
   // consumers read, e.g. a histogram indexed by data).
@@ -42,7 +43,7 @@ struct FuncNode {
   std::vector<std::string> args;         // pure argument names, innermost first
   std::vector<std::string> value_types;  // one per tuple element, e.g. "float32"
   std::vector<StageNode> stages;
-  std::vector<int> producers;            // indices into PipelineGraph::funcs
+  std::vector<int> producers;  // indices into PipelineGraph::funcs
   std::vector<int> consumers;
   // The region computed when every Func is computed at root for the estimated outputs.
   Region root_region;
@@ -61,5 +62,19 @@ struct PipelineGraph {
 // Analyzes `pipeline` (its schedule is ignored) at the estimates of its inputs and outputs.
 // Throws ConfigError naming the input or output whose estimate is missing.
 PipelineGraph analyze_pipeline(Halide::Pipeline &pipeline);
+
+// The Funcs of `pipeline` in PipelineGraph order (index i is graph.funcs[i]). The order
+// depends only on the algorithm, so another instance of the same generator, in this
+// process or another, lists the same Funcs at the same indices.
+std::vector<Halide::Func> funcs_in_graph_order(Halide::Pipeline &pipeline);
+
+// A Func's name without what Halide makes up per process: the uniquifying suffix
+// ("output$2" -> "output") and the counters of anonymous Funcs ("lambda_7" -> "lambda",
+// "f12" -> "f"). What stays the same across instances of one algorithm.
+std::string stable_func_name(const std::string &name);
+
+// Throws ConfigError when `graph` does not describe the same algorithm as `expected`
+// (Funcs, their dimensions and stages, in order), naming the first difference.
+void check_same_pipeline(const PipelineGraph &expected, const PipelineGraph &graph);
 
 }  // namespace protuner

@@ -4,14 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "common/errors.h"
+#include "common/host_target.h"
 #include "common/pipeline_io.h"
 
 namespace protuner {
 namespace {
 
-AppSpec test_blur_spec() {
-  return {"test_blur", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}};
-}
+AppSpec test_blur_spec() { return {"test_blur", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}}; }
 
 std::string error_of(const std::function<void()> &f) {
   try {
@@ -38,8 +37,7 @@ TEST(GeneratorLibrary, MissingFileIsAnAppLoadErrorNamingIt) {
 TEST(AppInstance, UnknownGeneratorListsTheOnesThatExist) {
   AppSpec spec = test_blur_spec();
   spec.generator = "no_such_generator";
-  const std::string e =
-      error_of([&] { AppInstance::create(spec, Halide::get_host_target()); });
+  const std::string e = error_of([&] { AppInstance::create(spec, host_target()); });
   EXPECT_NE(e.find("no_such_generator"), std::string::npos) << e;
   EXPECT_NE(e.find("test_blur"), std::string::npos) << e;
 }
@@ -47,8 +45,7 @@ TEST(AppInstance, UnknownGeneratorListsTheOnesThatExist) {
 TEST(AppInstance, UnknownParameterIsRefusedByName) {
   AppSpec spec = test_blur_spec();
   spec.params["bogus_param"] = "1";
-  const std::string e =
-      error_of([&] { AppInstance::create(spec, Halide::get_host_target()); });
+  const std::string e = error_of([&] { AppInstance::create(spec, host_target()); });
   EXPECT_NE(e.find("bogus_param"), std::string::npos) << e;
 }
 
@@ -60,7 +57,7 @@ Halide::Buffer<> run(AppInstance &app, const std::vector<std::vector<int>> &exte
 }
 
 TEST(AppInstance, ExpertDefaultAndRootSchedulesComputeTheSameBits) {
-  const auto target = Halide::get_host_target().with_feature(Halide::Target::StrictFloat);
+  const auto target = host_target().with_feature(Halide::Target::StrictFloat);
   AppInstance def = AppInstance::create(test_blur_spec(), target);
   AppInstance expert = AppInstance::create(test_blur_spec(), target, {{"expert", "true"}});
   AppInstance root = AppInstance::create(test_blur_spec(), target);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <Halide.h>
+#include "common/host_target.h"
 
 namespace protuner {
 namespace {
@@ -13,7 +14,7 @@ TEST(HalideJit, ScheduledPipelineComputesExpectedValues) {
   g(x, y) = f(x, y) * 2 + f(x + 1, y);
   f.compute_at(g, y).vectorize(x, 8);
   g.parallel(y).vectorize(x, 8);
-  Halide::Buffer<int> out = g.realize({64, 16}, Halide::get_host_target());
+  Halide::Buffer<int> out = g.realize({64, 16}, host_target());
   for (int j = 0; j < 16; ++j) {
     for (int i = 0; i < 64; ++i) {
       ASSERT_EQ(out(i, j), (i + 10 * j) * 2 + (i + 1 + 10 * j)) << i << "," << j;

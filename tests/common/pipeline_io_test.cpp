@@ -6,13 +6,14 @@
 
 #include "common/app.h"
 #include "common/errors.h"
+#include "common/host_target.h"
 
 namespace protuner {
 namespace {
 
 AppInstance make(const std::string &generator) {
   return AppInstance::create({generator, PROTUNER_TEST_GENERATOR_LIBRARY, generator, {}},
-                             Halide::get_host_target());
+                             host_target());
 }
 
 TEST(BindRandomInputs, AllocatesEstimatedShapesAndScalarEstimates) {
@@ -28,7 +29,10 @@ TEST(BindRandomInputs, AllocatesEstimatedShapesAndScalarEstimates) {
   EXPECT_EQ(image->buffer.dim(1).extent(), 256);
   Halide::Buffer<float> typed(*image->buffer.raw_buffer());
   float lo = 1, hi = 0;
-  typed.for_each_value([&](float v) { lo = std::min(lo, v); hi = std::max(hi, v); });
+  typed.for_each_value([&](float v) {
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  });
   EXPECT_GE(lo, 0.0f);
   EXPECT_LT(hi, 1.0f);
   EXPECT_GT(hi - lo, 0.9f) << "not spread over [0, 1)";

@@ -46,16 +46,21 @@ class SuiteFile : public ::testing::Test {
 const std::string kLib = PROTUNER_TEST_GENERATOR_LIBRARY;
 
 TEST_F(SuiteFile, ParsesAppsAndAppliesDefaults) {
-  Suite s = parse_suite_file(write("suite: t\n"
-                                   "defaults: {budget_minutes: 2.5, seeds: 3}\n"
-                                   "apps:\n"
-                                   "  - name: blur\n"
-                                   "    generator: test_blur\n"
-                                   "    library: " + kLib + "\n"
-                                   "    params: {expert: true}\n"
-                                   "  - name: test_blur\n"
-                                   "    library: " + kLib + "\n"
-                                   "    seeds: 1\n"));
+  Suite s =
+      parse_suite_file(write("suite: t\n"
+                             "defaults: {budget_minutes: 2.5, seeds: 3}\n"
+                             "apps:\n"
+                             "  - name: blur\n"
+                             "    generator: test_blur\n"
+                             "    library: " +
+                             kLib +
+                             "\n"
+                             "    params: {expert: true}\n"
+                             "  - name: test_blur\n"
+                             "    library: " +
+                             kLib +
+                             "\n"
+                             "    seeds: 1\n"));
   EXPECT_EQ(s.name, "t");
   ASSERT_EQ(s.apps.size(), 2u);
   EXPECT_EQ(s.apps[0].spec.generator, "test_blur");
@@ -86,8 +91,8 @@ TEST_F(SuiteFile, MissingRequiredKeysAndBadValuesAreRefused) {
   EXPECT_NE(error("suite: t\napps: []\n").find("non-empty list"), std::string::npos);
   EXPECT_NE(error("suite: t\napps:\n  - name: a\n").find("missing required key 'library'"),
             std::string::npos);
-  const std::string e = error("suite: t\napps:\n  - name: a\n    library: " + kLib +
-                              "\n    seeds: many\n");
+  const std::string e =
+      error("suite: t\napps:\n  - name: a\n    library: " + kLib + "\n    seeds: many\n");
   EXPECT_NE(e.find("suite.yaml:5: 'seeds' has a value of the wrong type"), std::string::npos) << e;
   EXPECT_NE(error("suite: t\napps:\n  - {name: a, library: " + kLib + ", budget_minutes: 0}\n")
                 .find("budget_minutes must be > 0"),
@@ -115,9 +120,9 @@ TEST_F(SuiteFile, ValidationRefusesAMissingGeneratorAtItsLine) {
 }
 
 TEST_F(SuiteFile, ValidationRefusesAnUnknownGeneratorParam) {
-  const std::string e = error("suite: t\napps:\n  - name: test_blur\n    library: " + kLib +
-                                  "\n    params: {sigma: 3}\n",
-                              /*validate=*/true);
+  const std::string e = error(
+      "suite: t\napps:\n  - name: test_blur\n    library: " + kLib + "\n    params: {sigma: 3}\n",
+      /*validate=*/true);
   EXPECT_NE(e.find("suite.yaml:3:"), std::string::npos) << e;
   EXPECT_NE(e.find("sigma"), std::string::npos) << e;
 }

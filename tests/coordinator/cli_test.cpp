@@ -54,9 +54,7 @@ TEST(Cli, HostPrintsSmtState) {
   EXPECT_NE(r.output.find("smt"), std::string::npos) << r.output;
 }
 
-TEST(Cli, UnknownSubcommandFails) {
-  EXPECT_NE(run("frobnicate").exit_code, 0);
-}
+TEST(Cli, UnknownSubcommandFails) { EXPECT_NE(run("frobnicate").exit_code, 0); }
 
 }  // namespace
 }  // namespace protuner

@@ -7,6 +7,7 @@
 #include <Halide.h>
 
 #include "common/app.h"
+#include "common/host_target.h"
 #include "common/pipeline_io.h"
 
 namespace protuner {
@@ -37,18 +38,17 @@ int32_t record_realization(Halide::JITUserContext *, const halide_trace_event_t 
 std::map<std::string, Region> halide_root_regions(Halide::Pipeline &p) {
   traced().clear();
   apply_root_schedule(p);
-  for (auto &[name, fn] : Halide::Internal::build_environment(
-           [&] {
-             std::vector<Halide::Internal::Function> o;
-             for (const Func &f : p.outputs()) o.push_back(f.function());
-             return o;
-           }())) {
+  for (auto &[name, fn] : Halide::Internal::build_environment([&] {
+         std::vector<Halide::Internal::Function> o;
+         for (const Func &f : p.outputs()) o.push_back(f.function());
+         return o;
+       }())) {
     Func(fn).trace_realizations();
   }
   bind_random_inputs(p, 3);
   Halide::Realization out = allocate_outputs(p, estimated_output_extents(p));
   p.jit_handlers().custom_trace = record_realization;
-  p.realize(out, Halide::get_host_target());
+  p.realize(out, host_target());
   return traced();
 }
 
@@ -71,7 +71,7 @@ void expect_regions_match_halide(Halide::Pipeline &p) {
 
 TEST(PipelineGraph, ListsFuncsConsumersFirstWithTheirEdges) {
   AppInstance app = AppInstance::create(
-      {"test_blur", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}}, Halide::get_host_target());
+      {"test_blur", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}}, host_target());
   const PipelineGraph g = analyze_pipeline(app.pipeline());
   ASSERT_GE(g.funcs.size(), 3u);  // output, blur_x, the boundary-condition wrapper
   EXPECT_TRUE(g.funcs[0].is_output);
@@ -92,7 +92,7 @@ TEST(PipelineGraph, ListsFuncsConsumersFirstWithTheirEdges) {
 
 TEST(PipelineGraph, FootprintFollowsTheConsumerRegion) {
   AppInstance app = AppInstance::create(
-      {"test_blur", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}}, Halide::get_host_target());
+      {"test_blur", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}}, host_target());
   const PipelineGraph g = analyze_pipeline(app.pipeline());
   const StageNode &out = g.funcs[0].stages[0];
   ASSERT_EQ(out.footprints.size(), 1u);
@@ -133,7 +133,8 @@ TEST(PipelineGraph, PyramidRegionsMatchHalide) {
   std::vector<Func> levels{clamped};
   for (int l = 1; l < 4; ++l) {
     Func down("down" + std::to_string(l)), dx("dx" + std::to_string(l));
-    dx(x, y) = levels.back()(2 * x - 1, y) + levels.back()(2 * x, y) * 2 + levels.back()(2 * x + 1, y);
+    dx(x, y) =
+        levels.back()(2 * x - 1, y) + levels.back()(2 * x, y) * 2 + levels.back()(2 * x + 1, y);
     down(x, y) = dx(x, 2 * y - 1) + dx(x, 2 * y) * 2 + dx(x, 2 * y + 1);
     levels.push_back(down);
   }

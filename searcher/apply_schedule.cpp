@@ -1,0 +1,207 @@
+#include "searcher/apply_schedule.h"
+
+#include <Halide.h>
+#include <cctype>
+#include <sstream>
+
+#include "common/errors.h"
+#include "searcher/schedule_directives.h"
+
+namespace protuner {
+
+extern const char kFuncOrderSource[];  // searcher/func_order.h, embedded by CMake
+
+namespace {
+
+using Kind = Directive::Kind;
+
+// The cheap part of check_same_pipeline: the Funcs line up by name, dimensions and stages.
+void check_funcs_match(const PipelineGraph &graph, const std::vector<Halide::Func> &funcs) {
+  if (funcs.size() != graph.funcs.size()) {
+    throw ConfigError("the schedule is for a different pipeline: it has " +
+                      std::to_string(graph.funcs.size()) + " Funcs, this one has " +
+                      std::to_string(funcs.size()));
+  }
+  for (size_t i = 0; i < funcs.size(); ++i) {
+    const FuncNode &n = graph.funcs[i];
+    const Halide::Func &f = funcs[i];
+    if (stable_func_name(f.name()) != stable_func_name(n.name) || f.dimensions() != n.dimensions ||
+        f.num_update_definitions() + 1 != static_cast<int>(n.stages.size())) {
+      throw ConfigError("the schedule is for a different pipeline: Func #" + std::to_string(i) +
+                        " is '" + f.name() + "' here but '" + n.name + "' in the schedule");
+    }
+  }
+}
+
+Halide::VarOrRVar loop_var(const std::string &name, bool is_rvar) {
+  return is_rvar ? Halide::VarOrRVar(Halide::RVar(name)) : Halide::VarOrRVar(Halide::Var(name));
+}
+
+void apply_directive(const Directive &d, std::vector<Halide::Func> &funcs) {
+  Halide::Func &f = funcs[d.func];
+  Halide::Stage stage = d.stage == 0 ? Halide::Stage(f) : f.update(d.stage - 1);
+  auto var = [&](size_t i) { return Halide::VarOrRVar(Halide::Var(d.vars[i])); };
+  switch (d.kind) {
+    case Kind::kComputeInline:
+      f.compute_inline();
+      break;
+    case Kind::kComputeRoot:
+      f.compute_root();
+      break;
+    case Kind::kStoreRoot:
+      f.store_root();
+      break;
+    case Kind::kComputeAt:
+    case Kind::kStoreAt: {
+      const Halide::LoopLevel at(funcs[d.target_func], loop_var(d.vars[0], d.target_is_rvar));
+      if (d.kind == Kind::kComputeAt)
+        f.compute_at(at);
+      else
+        f.store_at(at);
+      break;
+    }
+    case Kind::kSplit:
+      stage.split(var(0), var(1), var(2), static_cast<int>(d.factor),
+                  Halide::TailStrategy::GuardWithIf);
+      break;
+    case Kind::kReorder: {
+      std::vector<Halide::VarOrRVar> order;
+      for (size_t i = 0; i < d.vars.size(); ++i) order.push_back(loop_var(d.vars[i], d.is_rvar[i]));
+      stage.reorder(order);
+      break;
+    }
+    case Kind::kFuse:
+      stage.fuse(var(0), var(1), var(2));
+      break;
+    case Kind::kRename:
+      stage.rename(var(0), var(1));
+      break;
+    case Kind::kParallel:
+      stage.parallel(var(0));
+      break;
+    case Kind::kVectorize:
+      stage.vectorize(var(0));
+      break;
+    case Kind::kUnroll:
+      stage.unroll(var(0));
+      break;
+  }
+}
+
+std::string quoted(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string var_source(const std::string &name, bool is_rvar) {
+  return std::string(is_rvar ? "RVar(" : "Var(") + quoted(name) + ")";
+}
+
+std::string stage_source(const Directive &d) {
+  const std::string f = "f" + std::to_string(d.func);
+  return d.stage == 0 ? f : f + ".update(" + std::to_string(d.stage - 1) + ")";
+}
+
+std::string directive_source(const Directive &d) {
+  const std::string f = "f" + std::to_string(d.func);
+  std::ostringstream os;
+  switch (d.kind) {
+    case Kind::kComputeInline:
+      os << f << ".compute_inline();";
+      break;
+    case Kind::kComputeRoot:
+      os << f << ".compute_root();";
+      break;
+    case Kind::kStoreRoot:
+      os << f << ".store_root();";
+      break;
+    case Kind::kComputeAt:
+    case Kind::kStoreAt:
+      os << f << (d.kind == Kind::kComputeAt ? ".compute_at" : ".store_at") << "(LoopLevel(f"
+         << d.target_func << ", " << var_source(d.vars[0], d.target_is_rvar) << "));";
+      break;
+    case Kind::kSplit:
+      os << stage_source(d) << ".split(" << var_source(d.vars[0], false) << ", "
+         << var_source(d.vars[1], false) << ", " << var_source(d.vars[2], false) << ", " << d.factor
+         << ", TailStrategy::GuardWithIf);";
+      break;
+    case Kind::kReorder:
+      os << stage_source(d) << ".reorder(std::vector<VarOrRVar>{";
+      for (size_t i = 0; i < d.vars.size(); ++i) {
+        os << (i ? ", " : "") << var_source(d.vars[i], d.is_rvar[i]);
+      }
+      os << "});";
+      break;
+    case Kind::kRename:
+      os << stage_source(d) << ".rename(" << var_source(d.vars[0], false) << ", "
+         << var_source(d.vars[1], false) << ");";
+      break;
+    case Kind::kFuse:
+      os << stage_source(d) << ".fuse(" << var_source(d.vars[0], false) << ", "
+         << var_source(d.vars[1], false) << ", " << var_source(d.vars[2], false) << ");";
+      break;
+    case Kind::kParallel:
+      os << stage_source(d) << ".parallel(" << var_source(d.vars[0], false) << ");";
+      break;
+    case Kind::kVectorize:
+      os << stage_source(d) << ".vectorize(" << var_source(d.vars[0], false) << ");";
+      break;
+    case Kind::kUnroll:
+      os << stage_source(d) << ".unroll(" << var_source(d.vars[0], false) << ");";
+      break;
+  }
+  return os.str();
+}
+
+bool is_identifier(const std::string &s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+}  // namespace
+
+void apply_schedule(const ScheduleState &state, Halide::Pipeline &pipeline) {
+  const std::vector<Directive> directives = schedule_directives(state);
+  std::vector<Halide::Func> funcs = funcs_in_graph_order(pipeline);
+  check_funcs_match(state.graph(), funcs);
+  for (const Directive &d : directives) apply_directive(d, funcs);
+}
+
+std::string schedule_source(const ScheduleState &state, const std::string &name) {
+  if (!is_identifier(name))
+    throw ConfigError("schedule_source: '" + name + "' is not a C++ identifier");
+  const PipelineGraph &g = state.graph();
+  std::ostringstream os;
+  os << "// Schedule found by protuner. Call apply_schedule_" << name
+     << "(get_pipeline(), get_target())\n"
+     << "// from the generator's schedule() instead of its hand-written schedule.\n"
+     << "#pragma once\n\n#include <stdexcept>\n#include <string>\n#include <vector>\n\n"
+     << kFuncOrderSource << "\n"
+     << "inline void apply_schedule_" << name
+     << "(::Halide::Pipeline pipeline, const ::Halide::Target &target) {\n"
+     << "  using namespace Halide;\n"
+     << "  (void)target;\n"
+     << "  std::vector<Internal::Function> outputs;\n"
+     << "  for (const Func &o : pipeline.outputs()) outputs.push_back(o.function());\n"
+     << "  const auto order = protuner_func_order::funcs_in_order(outputs);\n"
+     << "  if (order.size() != " << g.funcs.size() << ") {\n"
+     << "    throw std::runtime_error(\"apply_schedule_" << name << ": the schedule is for a "
+     << "pipeline of " << g.funcs.size()
+     << " Funcs, this one has \" + std::to_string(order.size()));\n"
+     << "  }\n";
+  for (size_t i = 0; i < g.funcs.size(); ++i) {
+    os << "  Func f" << i << "(order[" << i << "]);  // " << stable_func_name(g.funcs[i].name)
+       << "\n";
+  }
+  for (const Directive &d : schedule_directives(state)) os << "  " << directive_source(d) << "\n";
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace protuner

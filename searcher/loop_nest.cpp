@@ -1,0 +1,117 @@
+#include "searcher/loop_nest.h"
+
+#include "searcher/pipeline_graph.h"
+
+namespace protuner {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+VarSplit split_of(const StageNode &stage, const StageTiling &t, int var, int64_t extent) {
+  VarSplit s;
+  s.extent = std::max<int64_t>(extent, 1);
+  s.tile = std::clamp<int64_t>(t.tile[var], 1, s.extent);
+  s.inner = std::clamp<int64_t>(t.inner[var], 1, s.tile);
+  s.has_outer = s.tile < s.extent;
+  s.has_inner = s.inner > 1;
+  // Without an inner loop the middle loop is the tile's loop (or the whole variable); an
+  // inner loop always comes from a split, even over the whole extent, because Halide
+  // vectorizes and unrolls only loops of constant extent. A one-point tile has no middle.
+  s.has_middle = s.tile > s.inner || (!s.has_inner && s.tile > 1) || !s.has_outer;
+  s.split_outer = s.has_outer && s.tile > 1;
+  const std::string base = loop_base_name(stage, var);
+  const bool split = s.split_outer || s.has_inner;
+  s.outer_name = s.split_outer ? base + "_o" : base;
+  s.middle_name = split ? base + "_m" : base;
+  s.inner_name = base + "_i";
+  return s;
+}
+
+std::string loop_base_name(const StageNode &stage, int var) {
+  const std::string &v = stage.loop_vars[var];
+  return stage.index == 0 || var >= stage.num_pure ? v : v + "_s" + std::to_string(stage.index);
+}
+
+std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
+                              const Region &loop_region) {
+  const int n = stage.num_pure;
+  std::vector<VarSplit> splits;
+  for (int v = 0; v < n; ++v) splits.push_back(split_of(stage, t, v, loop_region[v].extent()));
+
+  std::vector<Loop> outer, middle, inner;
+  for (int v = n - 1; v >= 0; --v) {
+    const VarSplit &s = splits[v];
+    if (s.has_outer)
+      outer.push_back({s.outer_name, LoopKind::kOuter, {v}, ceil_div(s.extent, s.tile)});
+    if (s.has_middle) {
+      const int64_t ext = s.has_outer ? ceil_div(s.tile, s.inner) : ceil_div(s.extent, s.inner);
+      middle.push_back({s.middle_name, LoopKind::kMiddle, {v}, ext});
+    }
+    if (s.has_inner) {
+      Loop l{s.inner_name, LoopKind::kInner, {v}, s.inner};
+      l.vectorized = v == 0;
+      l.unrolled = v != 0;
+      inner.push_back(l);
+    }
+  }
+  // The outermost parallel_loops outer loops become one fused parallel loop.
+  const int fuse = std::min<int>(t.parallel_loops, static_cast<int>(outer.size()));
+  std::vector<Loop> loops;
+  if (fuse > 0) {
+    Loop fused = outer[0];
+    for (int k = 1; k < fuse; ++k) {
+      fused.name += "_" + outer[k].name;
+      fused.vars.push_back(outer[k].vars[0]);
+      fused.extent *= outer[k].extent;
+    }
+    fused.parallel = true;
+    loops.push_back(fused);
+  }
+  loops.insert(loops.end(), outer.begin() + fuse, outer.end());
+  loops.insert(loops.end(), middle.begin(), middle.end());
+  for (int r = static_cast<int>(stage.loop_vars.size()) - 1; r >= n; --r) {
+    loops.push_back({stage.loop_vars[r], LoopKind::kReduction, {r}, loop_region[r].extent()});
+  }
+  loops.insert(loops.end(), inner.begin(), inner.end());
+  return loops;
+}
+
+Region iteration_region(const std::vector<Loop> &loops, int l, const StageTiling &t,
+                        const StageNode &stage, const Region &loop_region) {
+  Region r = loop_region;
+  for (size_t v = 0; v < loop_region.size(); ++v) {
+    const Loop *innermost = nullptr;
+    for (int k = 0; k <= l && k < static_cast<int>(loops.size()); ++k) {
+      for (int lv : loops[k].vars) {
+        if (lv == static_cast<int>(v)) innermost = &loops[k];
+      }
+    }
+    if (innermost == nullptr) continue;  // not iterated yet: the whole range
+    const int64_t extent = loop_region[v].extent();
+    int64_t covered = 1;
+    if (static_cast<int>(v) < stage.num_pure) {
+      const VarSplit s = split_of(stage, t, static_cast<int>(v), extent);
+      if (innermost->kind == LoopKind::kOuter)
+        covered = s.tile;
+      else if (innermost->kind == LoopKind::kMiddle)
+        covered = s.inner;
+    }
+    if (covered >= extent) continue;
+    // A tile in the middle of the range, shifted inwards at the end like Halide's tails.
+    const int64_t index = ceil_div(extent, covered) / 2;
+    int64_t min = loop_region[v].min + index * covered;
+    if (min + covered - 1 > loop_region[v].max) min = loop_region[v].max - covered + 1;
+    r[v] = {min, min + covered - 1};
+  }
+  return r;
+}
+
+int64_t FuncBounds::points_computed() const {
+  int64_t total = 0;
+  for (int64_t p : stage_points) total += p;
+  return total * realizations;
+}
+
+}  // namespace protuner

@@ -1,0 +1,74 @@
+// The loops a decided stage runs, and the bounds of a state: for every decided Func, the
+// region one realization computes, how often it is computed, and where it is stored. This
+// is what featurization, cost models and pruning read; tests check it against the regions
+// and realization counts Halide itself produces for the same schedule.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "searcher/region.h"
+#include "searcher/schedule.h"
+
+namespace protuner {
+
+struct StageNode;
+
+// How one pure variable of a stage is split: the tiling clamped to the variable's extent,
+// which of its outer, middle and inner loops exist, and their names. stage_loops() and the
+// directives that realize the loops in Halide both read it, so the two cannot disagree.
+struct VarSplit {
+  int64_t extent, tile, inner;
+  bool has_outer, has_middle, has_inner;
+  // A tile of one point needs no split: the variable's own loop is the outer loop.
+  // (Halide 14 also infers wrong bounds for a split by 1: it reads past its inputs.)
+  bool split_outer;
+  std::string outer_name, middle_name, inner_name;
+};
+VarSplit split_of(const StageNode &stage, const StageTiling &t, int var, int64_t extent);
+
+enum class LoopKind : uint8_t { kOuter, kMiddle, kReduction, kInner };
+
+struct Loop {
+  std::string name;  // the Halide loop variable after splitting and fusing
+  LoopKind kind;
+  std::vector<int> vars;  // stage loop variables it iterates (several when fused)
+  int64_t extent = 1;
+  bool parallel = false;
+  bool vectorized = false;
+  bool unrolled = false;
+};
+
+// The name a pure variable's loops are built from. Update stages rename their pure
+// variables ("y" -> "y_s1") so every loop of a Func has its own name: Halide 14 resolves
+// compute_at(f, var) by name across all of f's stages (an explicit stage index is refused
+// by its legality check), so a name shared by two stages would be ambiguous.
+std::string loop_base_name(const StageNode &stage, int var);
+
+// The loops of `stage` with tiling `t` over `loop_region` (StageNode::loop_region of the
+// Func's region), outermost first. Loops of extent 1 that no split creates are kept, so
+// every stage variable has at least one loop.
+std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
+                              const Region &loop_region);
+
+// The region of the stage's loop variables covered by one iteration of loops[0..l]: a
+// typical iteration, away from the edges (footprints at the edges can be clamped smaller).
+Region iteration_region(const std::vector<Loop> &loops, int l, const StageTiling &t,
+                        const StageNode &stage, const Region &loop_region);
+
+// Bounds of one decided Func.
+struct FuncBounds {
+  bool inlined = false;
+  Region region;             // computed per realization
+  int64_t realizations = 1;  // times it is computed
+  Region store_region;       // allocated per allocation
+  int64_t allocations = 1;
+  bool inside_parallel = false;          // computed inside a parallel loop
+  std::vector<std::vector<Loop>> loops;  // per stage
+  std::vector<int64_t> stage_points;     // loop iterations per realization, per stage
+
+  // Every point of every stage over all realizations: the work, recompute included.
+  int64_t points_computed() const;
+};
+
+}  // namespace protuner

@@ -1,0 +1,59 @@
+// The decisions a schedule is made of: ProTuner's MDP actions. Funcs are decided one at a
+// time, consumers first (PipelineGraph order). A decision places a Func (inline, at root, or
+// at a loop of an already decided consumer, with its storage at that loop or further out)
+// and tiles each of its stages. The loop nest of a stage follows from its tiling and the
+// region it computes (loop_nest.h); the state is in schedule_state.h. Nothing here knows
+// Halide.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace protuner {
+
+// How one stage's loops are tiled. Per pure variable v (StageNode::loop_vars order,
+// innermost first): the loop over v is split into an outer loop over tiles of tile[v]
+// points, a middle loop, and an inner loop of inner[v] points (1 <= inner <= tile).
+// A tile covering the whole extent means no outer loop; inner == 1 means no inner loop.
+// Loop order, outermost first: outer loops, middle loops, reduction loops, inner loops, so
+// for an update the inner tile is a register block with the reduction around it. The inner
+// loop of variable 0 (the innermost storage dimension) is vectorized, the other inner loops
+// are unrolled: the inner tile exists to be vector registers.
+struct StageTiling {
+  std::vector<int64_t> tile;
+  std::vector<int64_t> inner;
+  int parallel_loops = 0;  // outermost outer loops fused into one parallel loop (0: serial)
+
+  bool operator==(const StageTiling &o) const {
+    return tile == o.tile && inner == o.inner && parallel_loops == o.parallel_loops;
+  }
+};
+
+// A loop of a decided stage: (Func index, stage index, index into that stage's loop list,
+// outermost first). func == -1 means root, outside every loop.
+struct LoopRef {
+  int func = -1;
+  int stage = 0;
+  int loop = 0;
+
+  bool is_root() const { return func < 0; }
+  bool operator==(const LoopRef &o) const {
+    return func == o.func && (func < 0 || (stage == o.stage && loop == o.loop));
+  }
+};
+
+enum class Placement : uint8_t { kInline, kRoot, kAt };
+
+struct FuncDecision {
+  Placement placement = Placement::kRoot;
+  LoopRef compute_at;  // kAt: where it is computed
+  LoopRef store_at;    // kAt: where it is stored: compute_at or a loop enclosing it, or root
+  std::vector<StageTiling> stages;  // one per stage; empty when inlined
+
+  bool operator==(const FuncDecision &o) const {
+    return placement == o.placement && compute_at == o.compute_at && store_at == o.store_at &&
+           stages == o.stages;
+  }
+};
+
+}  // namespace protuner

@@ -1,0 +1,119 @@
+#include "searcher/schedule_directives.h"
+
+#include <stdexcept>
+
+namespace protuner {
+namespace {
+
+using Kind = Directive::Kind;
+
+Directive at_directive(Kind kind, int func, const ScheduleState &state, const LoopRef &where) {
+  const Loop &loop = state.bounds(where.func).loops[where.stage][where.loop];
+  Directive d{kind, func};
+  d.vars = {loop.name};
+  d.target_func = where.func;
+  d.target_is_rvar = loop.kind == LoopKind::kReduction;
+  return d;
+}
+
+void placement_directives(const ScheduleState &state, int f, std::vector<Directive> &out) {
+  const FuncDecision &d = state.decision(f);
+  switch (d.placement) {
+    case Placement::kInline:
+      out.push_back({Kind::kComputeInline, f});
+      return;
+    case Placement::kRoot:
+      out.push_back({Kind::kComputeRoot, f});
+      return;
+    case Placement::kAt:
+      out.push_back(at_directive(Kind::kComputeAt, f, state, d.compute_at));
+      if (d.store_at.is_root())
+        out.push_back({Kind::kStoreRoot, f});
+      else if (!(d.store_at == d.compute_at)) {
+        out.push_back(at_directive(Kind::kStoreAt, f, state, d.store_at));
+      }
+      return;
+  }
+}
+
+// Splits every pure variable into the loops stage_loops() describes. Every split guards its
+// tail (GuardWithIf): Halide's default tails compute past the region a consumer needs
+// (ShiftInwards when the region is smaller than a tile, RoundUp in updates), and where that
+// region reaches an input buffer without a boundary condition the reads go out of bounds.
+void split_directives(const StageNode &stage, const StageTiling &t, const Region &region, int f,
+                      int s, std::vector<Directive> &out) {
+  for (int v = 0; v < stage.num_pure; ++v) {
+    const std::string name = loop_base_name(stage, v);
+    if (name != stage.loop_vars[v])
+      out.push_back({Kind::kRename, f, s, {stage.loop_vars[v], name}});
+    const VarSplit vs = split_of(stage, t, v, region[v].extent());
+    auto split = [&](const std::string &var, const std::string &o, const std::string &i,
+                     int64_t factor) {
+      Directive d{Kind::kSplit, f, s, {var, o, i}};
+      d.factor = factor;
+      out.push_back(d);
+    };
+    if (vs.split_outer && vs.has_middle && vs.has_inner) {
+      split(name, vs.outer_name, name + "_t", vs.tile);
+      split(name + "_t", vs.middle_name, vs.inner_name, vs.inner);
+    } else if (vs.split_outer && vs.has_middle) {
+      split(name, vs.outer_name, vs.middle_name, vs.tile);
+    } else if (vs.split_outer && vs.has_inner) {
+      split(name, vs.outer_name, vs.inner_name, vs.tile);
+    } else if (vs.has_inner) {
+      split(name, vs.middle_name, vs.inner_name, vs.inner);
+    }
+  }
+}
+
+void stage_directives(const ScheduleState &state, int f, int s, std::vector<Directive> &out) {
+  const FuncNode &node = state.graph().funcs[f];
+  const StageNode &stage = node.stages[s];
+  const StageTiling &t = state.decision(f).stages[s];
+  const Region region = stage.loop_region(state.bounds(f).region);
+  split_directives(stage, t, region, f, s, out);
+
+  // Reorder every loop, innermost first, before fusing: fuse needs its two loops adjacent.
+  StageTiling unfused = t;
+  unfused.parallel_loops = 0;
+  const std::vector<Loop> loops = stage_loops(stage, unfused, region);
+  Directive reorder{Kind::kReorder, f, s};
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+    reorder.vars.push_back(it->name);
+    reorder.is_rvar.push_back(it->kind == LoopKind::kReduction);
+  }
+  if (loops.size() > 1) out.push_back(reorder);
+
+  const std::vector<Loop> &final_loops = state.bounds(f).loops[s];
+  for (const Loop &l : final_loops) {
+    if (!l.parallel) continue;
+    std::string fused = loops[0].name;
+    for (size_t k = 1; k < l.vars.size(); ++k) {
+      const std::string next = fused + "_" + loops[k].name;
+      out.push_back({Kind::kFuse, f, s, {loops[k].name, fused, next}});
+      fused = next;
+    }
+    out.push_back({Kind::kParallel, f, s, {fused}});
+  }
+  for (const Loop &l : final_loops) {
+    if (l.vectorized) out.push_back({Kind::kVectorize, f, s, {l.name}});
+    if (l.unrolled) out.push_back({Kind::kUnroll, f, s, {l.name}});
+  }
+}
+
+}  // namespace
+
+std::vector<Directive> schedule_directives(const ScheduleState &state) {
+  if (!state.complete()) throw std::invalid_argument("schedule_directives: incomplete state");
+  std::vector<Directive> out;
+  for (int f = 0; f < state.num_decided(); ++f) {
+    placement_directives(state, f, out);
+    if (state.decision(f).placement == Placement::kInline) continue;
+    for (size_t s = 0; s < state.graph().funcs[f].stages.size(); ++s) {
+      stage_directives(state, f, static_cast<int>(s), out);
+    }
+  }
+  return out;
+}
+
+}  // namespace protuner

@@ -1,0 +1,72 @@
+// The schedule space: which decisions are legal and worth trying for the next Func, and
+// how to draw one of them uniformly at random without generating its siblings (ProTuner
+// found 88% of its search time went into generating children a random rollout discarded).
+// Separate from the state, which only holds data: this holds the rules.
+//
+// Thread safety: const methods may be called from many threads at once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "searcher/schedule_state.h"
+
+namespace Halide {
+struct Target;
+}
+
+namespace protuner {
+
+// Tunables of the space, with defaults for the machine class we tune on (2 cores,
+// AVX-512). for_target() fills the machine-dependent ones from a Halide target.
+struct SearchSpaceOptions {
+  int cores = 2;                // parallel tasks needed to keep every core busy
+  int vector_bits = 512;        // SIMD register width; lanes = vector_bits / type bits
+  int max_vector_multiple = 2;  // inner vector tiles of 1x .. this x native lanes
+  std::vector<int64_t> unroll_extents{2, 3, 4, 6, 8};  // inner (unrolled) tile sizes
+  int max_tile_options = 8;  // outer tile sizes offered per variable and inner size
+  // Pruning rules (stated, tested):
+  // 1. Inlining is offered only if one point of every consumer needs at most this many
+  //    points of the Func (more is excessive recompute, e.g. a 7x7 stencil of a stencil).
+  int64_t max_inline_footprint = 32;
+  // 2. A stage computed at root with at least this many points must run at least `cores`
+  //    parallel tasks (too little parallelism for the machine otherwise).
+  int64_t min_parallel_points = 16384;
+  // 3. No parallel loop inside a parallel loop (the outer one already fills the cores).
+  // 4. Vectors never wider than the loop, never inside inner loops: by construction.
+
+  // Cores from the host, vector width from the target's widest SIMD feature.
+  static SearchSpaceOptions for_target(const Halide::Target &target);
+};
+
+class SearchSpace {
+ public:
+  explicit SearchSpace(SearchSpaceOptions options = {}) : options_(std::move(options)) {}
+
+  const SearchSpaceOptions &options() const { return options_; }
+
+  // Every legal, unpruned decision for the next Func of `state` (empty when complete).
+  std::vector<FuncDecision> children(const ScheduleState &state) const;
+
+  // One of children(state), each equally likely, drawn without generating the others;
+  // nullopt when there is none.
+  std::optional<FuncDecision> random_child(const ScheduleState &state, std::mt19937_64 &rng) const;
+
+  // Why `d` is pruned from the space for the next Func of `state`, or "" when it is in
+  // the space. Decisions can be legal yet pruned (see the rules above).
+  std::string pruned_because(const ScheduleState &state, const FuncDecision &d) const;
+
+  // Extends `state` with random children until it is complete (a rollout). Returns false
+  // if some state on the way has no child.
+  bool random_rollout(ScheduleState &state, std::mt19937_64 &rng) const;
+
+ private:
+  struct Candidate;  // one placement with its tiling options
+  std::vector<Candidate> candidates(const ScheduleState &state) const;
+
+  SearchSpaceOptions options_;
+};
+
+}  // namespace protuner

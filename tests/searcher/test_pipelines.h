@@ -1,0 +1,112 @@
+// Small pipelines for searcher tests, one per shape of computation the space must handle:
+// a stencil chain, a bilateral grid (scatter histogram + blur + slice), a convolution with
+// a reduction, a matrix multiply, and a pyramid. Each call builds fresh Funcs, so a test can
+// schedule one instance and compare it with another. Header-only: tests that compile
+// emitted schedule source build the same pipelines from it.
+#pragma once
+
+#include "Halide.h"
+
+namespace protuner::testing {
+
+inline Halide::Pipeline blur_chain_pipeline(int width = 128, int height = 96) {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func clamped = BoundaryConditions::repeat_edge(in);
+  Func blur_x("blur_x"), blur_y("blur_y"), sharp("sharp");
+  blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) * 2.0f + clamped(x + 1, y)) * 0.25f;
+  blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) * 2.0f + blur_x(x, y + 1)) * 0.25f;
+  sharp(x, y) = clamped(x, y) * 2.0f - blur_y(x, y);
+  in.set_estimates({{0, width}, {0, height}});
+  sharp.set_estimates({{0, width}, {0, height}});
+  return Pipeline(sharp);
+}
+
+inline Halide::Pipeline bilateral_grid_pipeline(int width = 96, int height = 64) {
+  using namespace Halide;
+  constexpr int s = 4;        // spatial cell size
+  constexpr float r = 0.25f;  // range cell size: 5 intensity levels over [0, 1)
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), z("z"), c("c");
+  Func clamped = BoundaryConditions::repeat_edge(in);
+  RDom cell(0, s, 0, s, "cell");
+  Expr v = clamp(clamped(x * s + cell.x - s / 2, y * s + cell.y - s / 2), 0.0f, 1.0f);
+  Expr zi = cast<int>(v / r + 0.5f);
+  Func grid("grid"), blur_z("blur_z"), blur_gx("blur_gx"), blur_gy("blur_gy"), out("out");
+  grid(x, y, z, c) = 0.0f;
+  grid(x, y, zi, c) += select(c == 0, v, 1.0f);
+  blur_z(x, y, z, c) = grid(x, y, z - 1, c) + grid(x, y, z, c) * 2.0f + grid(x, y, z + 1, c);
+  blur_gx(x, y, z, c) = blur_z(x - 1, y, z, c) + blur_z(x, y, z, c) * 2.0f + blur_z(x + 1, y, z, c);
+  blur_gy(x, y, z, c) =
+      blur_gx(x, y - 1, z, c) + blur_gx(x, y, z, c) * 2.0f + blur_gx(x, y + 1, z, c);
+  Expr val = clamp(clamped(x, y), 0.0f, 1.0f) / r;
+  Expr zf = clamp(cast<int>(val), 0, 4);
+  Expr zw = val - zf;
+  Expr xs = x / s, ys = y / s;
+  Func interp("interp");
+  interp(x, y, c) = lerp(blur_gy(xs, ys, zf, c), blur_gy(xs, ys, zf + 1, c), zw);
+  out(x, y) = interp(x, y, 0) / (interp(x, y, 1) + 1e-6f);
+  in.set_estimates({{0, width}, {0, height}});
+  out.set_estimates({{0, width}, {0, height}});
+  return Pipeline(out);
+}
+
+inline Halide::Pipeline conv_relu_pipeline(int channels_in = 8, int channels_out = 16,
+                                           int width = 24, int height = 16) {
+  using namespace Halide;
+  ImageParam in(Float(32), 3, "in"), weights(Float(32), 4, "weights"), bias(Float(32), 1, "bias");
+  Var co("co"), x("x"), y("y");
+  RDom r(0, channels_in, 0, 3, 0, 3, "r");
+  Func padded = BoundaryConditions::constant_exterior(in, 0.0f);
+  Func conv("conv"), relu("relu");
+  conv(co, x, y) = bias(co);
+  conv(co, x, y) += weights(co, r.x, r.y, r.z) * padded(r.x, x + r.y - 1, y + r.z - 1);
+  relu(co, x, y) = max(conv(co, x, y), 0.0f);
+  in.set_estimates({{0, channels_in}, {0, width}, {0, height}});
+  weights.set_estimates({{0, channels_out}, {0, channels_in}, {0, 3}, {0, 3}});
+  bias.set_estimates({{0, channels_out}});
+  relu.set_estimates({{0, channels_out}, {0, width}, {0, height}});
+  return Pipeline(relu);
+}
+
+inline Halide::Pipeline matmul_pipeline(int n = 64) {
+  using namespace Halide;
+  ImageParam a(Float(32), 2, "a"), b(Float(32), 2, "b");
+  Var x("x"), y("y");
+  RDom k(0, n, "k");
+  Func c("c");
+  c(x, y) = 0.0f;
+  c(x, y) += a(k, y) * b(x, k);
+  a.set_estimates({{0, n}, {0, n}});
+  b.set_estimates({{0, n}, {0, n}});
+  c.set_estimates({{0, n}, {0, n}});
+  return Pipeline(c);
+}
+
+inline Halide::Pipeline pyramid_pipeline(int width = 64, int height = 48, int levels = 3) {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  std::vector<Func> down{BoundaryConditions::repeat_edge(in)};
+  for (int l = 1; l <= levels; ++l) {
+    Func dx("down_x" + std::to_string(l)), d("down" + std::to_string(l));
+    const Func &p = down.back();
+    dx(x, y) = (p(2 * x - 1, y) + p(2 * x, y) * 2.0f + p(2 * x + 1, y)) * 0.25f;
+    d(x, y) = (dx(x, 2 * y - 1) + dx(x, 2 * y) * 2.0f + dx(x, 2 * y + 1)) * 0.25f;
+    down.push_back(d);
+  }
+  Func up = down.back();
+  for (int l = levels - 1; l >= 0; --l) {
+    Func u("up" + std::to_string(l));
+    u(x, y) = (up(x / 2, y / 2) + up((x + 1) / 2, (y + 1) / 2)) * 0.5f + down[l](x, y);
+    up = u;
+  }
+  Func out("out");
+  out(x, y) = up(x, y);
+  in.set_estimates({{0, width}, {0, height}});
+  out.set_estimates({{0, width}, {0, height}});
+  return Pipeline(out);
+}
+
+}  // namespace protuner::testing
