@@ -15,24 +15,6 @@ namespace {
 
 using Kind = Directive::Kind;
 
-// The cheap part of check_same_pipeline: the Funcs line up by name, dimensions and stages.
-void check_funcs_match(const PipelineGraph &graph, const std::vector<Halide::Func> &funcs) {
-  if (funcs.size() != graph.funcs.size()) {
-    throw ConfigError("the schedule is for a different pipeline: it has " +
-                      std::to_string(graph.funcs.size()) + " Funcs, this one has " +
-                      std::to_string(funcs.size()));
-  }
-  for (size_t i = 0; i < funcs.size(); ++i) {
-    const FuncNode &n = graph.funcs[i];
-    const Halide::Func &f = funcs[i];
-    if (stable_func_name(f.name()) != stable_func_name(n.name) || f.dimensions() != n.dimensions ||
-        f.num_update_definitions() + 1 != static_cast<int>(n.stages.size())) {
-      throw ConfigError("the schedule is for a different pipeline: Func #" + std::to_string(i) +
-                        " is '" + f.name() + "' here but '" + n.name + "' in the schedule");
-    }
-  }
-}
-
 Halide::VarOrRVar loop_var(const std::string &name, bool is_rvar) {
   return is_rvar ? Halide::VarOrRVar(Halide::RVar(name)) : Halide::VarOrRVar(Halide::Var(name));
 }
@@ -168,8 +150,8 @@ bool is_identifier(const std::string &s) {
 
 void apply_schedule(const ScheduleState &state, Halide::Pipeline &pipeline) {
   const std::vector<Directive> directives = schedule_directives(state);
+  check_same_pipeline(pipeline_signature(state.graph()), pipeline_signature(pipeline));
   std::vector<Halide::Func> funcs = funcs_in_graph_order(pipeline);
-  check_funcs_match(state.graph(), funcs);
   for (const Directive &d : directives) apply_directive(d, funcs);
 }
 

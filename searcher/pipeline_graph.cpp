@@ -270,23 +270,42 @@ std::string stable_func_name(const std::string &name) {
   return n;
 }
 
-void check_same_pipeline(const PipelineGraph &expected, const PipelineGraph &graph) {
-  if (expected.funcs.size() != graph.funcs.size()) {
-    throw ConfigError("the schedule is for a different pipeline: it has " +
-                      std::to_string(expected.funcs.size()) + " Funcs, this one has " +
-                      std::to_string(graph.funcs.size()));
+std::vector<FuncSignature> pipeline_signature(const PipelineGraph &graph) {
+  std::vector<FuncSignature> sig;
+  for (const FuncNode &f : graph.funcs) {
+    sig.push_back({stable_func_name(f.name), f.dimensions, static_cast<int>(f.stages.size()),
+                   f.value_types});
   }
-  for (size_t i = 0; i < graph.funcs.size(); ++i) {
-    const FuncNode &a = expected.funcs[i], &b = graph.funcs[i];
-    const bool same = stable_func_name(a.name) == stable_func_name(b.name) &&
-                      a.dimensions == b.dimensions && a.stages.size() == b.stages.size() &&
-                      a.value_types == b.value_types;
-    if (!same) {
+  return sig;
+}
+
+std::vector<FuncSignature> pipeline_signature(Halide::Pipeline &pipeline) {
+  std::vector<FuncSignature> sig;
+  for (const Halide::Func &f : funcs_in_graph_order(pipeline)) {
+    std::vector<std::string> types;
+    for (const Halide::Type &t : f.function().output_types()) types.push_back(type_name(t));
+    sig.push_back({stable_func_name(f.name()), f.dimensions(), f.num_update_definitions() + 1,
+                   types});
+  }
+  return sig;
+}
+
+void check_same_pipeline(const std::vector<FuncSignature> &expected,
+                         const std::vector<FuncSignature> &actual) {
+  if (expected.size() != actual.size()) {
+    throw ConfigError("the schedule is for a different pipeline: it has " +
+                      std::to_string(expected.size()) + " Funcs, this one has " +
+                      std::to_string(actual.size()));
+  }
+  auto describe = [](const FuncSignature &f) {
+    return "'" + f.name + "' (" + std::to_string(f.dimensions) + " dims, " +
+           std::to_string(f.stages) + " stages)";
+  };
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (!(expected[i] == actual[i])) {
       throw ConfigError("the schedule is for a different pipeline: Func #" + std::to_string(i) +
-                        " is '" + stable_func_name(b.name) + "' (" + std::to_string(b.dimensions) +
-                        " dims, " + std::to_string(b.stages.size()) + " stages) here but '" +
-                        stable_func_name(a.name) + "' (" + std::to_string(a.dimensions) +
-                        " dims, " + std::to_string(a.stages.size()) + " stages) in the schedule");
+                        " is " + describe(actual[i]) + " here but " + describe(expected[i]) +
+                        " in the schedule");
     }
   }
 }

@@ -73,8 +73,24 @@ std::vector<Halide::Func> funcs_in_graph_order(Halide::Pipeline &pipeline);
 // "f12" -> "f"). What stays the same across instances of one algorithm.
 std::string stable_func_name(const std::string &name);
 
-// Throws ConfigError when `graph` does not describe the same algorithm as `expected`
-// (Funcs, their dimensions and stages, in order), naming the first difference.
-void check_same_pipeline(const PipelineGraph &expected, const PipelineGraph &graph);
+// What identifies one Func of an algorithm across instances and processes: its stable
+// name, dimensions, stages and value types, at its position in graph order.
+struct FuncSignature {
+  std::string name;  // stable_func_name
+  int dimensions = 0;
+  int stages = 0;
+  std::vector<std::string> value_types;
+  bool operator==(const FuncSignature &o) const {
+    return name == o.name && dimensions == o.dimensions && stages == o.stages &&
+           value_types == o.value_types;
+  }
+};
+std::vector<FuncSignature> pipeline_signature(const PipelineGraph &graph);
+std::vector<FuncSignature> pipeline_signature(Halide::Pipeline &pipeline);
+
+// Throws ConfigError when a schedule made for `expected` cannot apply to a pipeline with
+// signature `actual` (a different algorithm), naming the first Func that differs.
+void check_same_pipeline(const std::vector<FuncSignature> &expected,
+                         const std::vector<FuncSignature> &actual);
 
 }  // namespace protuner

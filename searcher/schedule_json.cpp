@@ -79,11 +79,9 @@ class Reader {
 
 std::string schedule_to_json(const ScheduleState &state) {
   json pipeline = json::array();
-  for (const FuncNode &f : state.graph().funcs) {
-    pipeline.push_back({{"name", stable_func_name(f.name)},
-                        {"dims", f.dimensions},
-                        {"stages", f.stages.size()},
-                        {"types", f.value_types}});
+  for (const FuncSignature &f : pipeline_signature(state.graph())) {
+    pipeline.push_back(
+        {{"name", f.name}, {"dims", f.dimensions}, {"stages", f.stages}, {"types", f.value_types}});
   }
   json decisions = json::array();
   for (int f = 0; f < state.num_decided(); ++f) {
@@ -128,18 +126,16 @@ ScheduleState schedule_from_json(const std::string &text,
                       std::to_string(kScheduleFormatVersion) + ")");
   }
   // The Funcs it was made for, checked against this pipeline before any decision is read.
-  PipelineGraph recorded;
+  std::vector<FuncSignature> recorded;
   const json pipeline = Reader::get<json>(j, "pipeline", "schedule");
   for (size_t i = 0; i < pipeline.size(); ++i) {
     const std::string path = "schedule.pipeline[" + std::to_string(i) + "]";
-    FuncNode f;
-    f.name = Reader::get<std::string>(pipeline[i], "name", path);
-    f.dimensions = Reader::get<int>(pipeline[i], "dims", path);
-    f.stages.resize(Reader::get<size_t>(pipeline[i], "stages", path));
-    f.value_types = Reader::get<std::vector<std::string>>(pipeline[i], "types", path);
-    recorded.funcs.push_back(std::move(f));
+    recorded.push_back({Reader::get<std::string>(pipeline[i], "name", path),
+                        Reader::get<int>(pipeline[i], "dims", path),
+                        Reader::get<int>(pipeline[i], "stages", path),
+                        Reader::get<std::vector<std::string>>(pipeline[i], "types", path)});
   }
-  check_same_pipeline(recorded, *graph);
+  check_same_pipeline(recorded, pipeline_signature(*graph));
 
   ScheduleState state(std::move(graph));
   const json decisions = Reader::get<json>(j, "decisions", "schedule");

@@ -28,13 +28,12 @@ std::vector<int64_t> tile_sizes(int64_t extent, int64_t inner, int max_options) 
     if (t >= inner && t < extent) c.insert(t);
   }
   std::vector<int64_t> all(c.begin(), c.end()), picked;
-  const size_t n = all.size(), keep = static_cast<size_t>(std::max(max_options, 1));
+  const size_t n = all.size(), keep = static_cast<size_t>(std::max(max_options, 2));
   if (n <= keep) {
     picked = all;
   } else {
-    for (size_t i = 0; i < keep; ++i)
-      picked.push_back(all[i * (n - 1) / (keep - 1 > 0 ? keep - 1 : 1)]);
-    picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+    // Evenly spaced through the sorted candidates, smallest and largest included.
+    for (size_t i = 0; i < keep; ++i) picked.push_back(all[i * (n - 1) / (keep - 1)]);
   }
   picked.push_back(extent);
   return picked;
