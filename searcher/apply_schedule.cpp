@@ -150,8 +150,8 @@ bool is_identifier(const std::string &s) {
 
 void apply_schedule(const ScheduleState &state, Halide::Pipeline &pipeline) {
   const std::vector<Directive> directives = schedule_directives(state);
-  check_same_pipeline(pipeline_signature(state.graph()), pipeline_signature(pipeline));
   std::vector<Halide::Func> funcs = funcs_in_graph_order(pipeline);
+  check_same_pipeline(pipeline_signature(state.graph()), pipeline_signature(funcs));
   for (const Directive &d : directives) apply_directive(d, funcs);
 }
 

@@ -279,9 +279,9 @@ std::vector<FuncSignature> pipeline_signature(const PipelineGraph &graph) {
   return sig;
 }
 
-std::vector<FuncSignature> pipeline_signature(Halide::Pipeline &pipeline) {
+std::vector<FuncSignature> pipeline_signature(const std::vector<Halide::Func> &funcs) {
   std::vector<FuncSignature> sig;
-  for (const Halide::Func &f : funcs_in_graph_order(pipeline)) {
+  for (const Halide::Func &f : funcs) {
     std::vector<std::string> types;
     for (const Halide::Type &t : f.function().output_types()) types.push_back(type_name(t));
     sig.push_back({stable_func_name(f.name()), f.dimensions(), f.num_update_definitions() + 1,

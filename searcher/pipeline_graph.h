@@ -86,7 +86,8 @@ struct FuncSignature {
   }
 };
 std::vector<FuncSignature> pipeline_signature(const PipelineGraph &graph);
-std::vector<FuncSignature> pipeline_signature(Halide::Pipeline &pipeline);
+// `funcs` as funcs_in_graph_order returns them.
+std::vector<FuncSignature> pipeline_signature(const std::vector<Halide::Func> &funcs);
 
 // Throws ConfigError when a schedule made for `expected` cannot apply to a pipeline with
 // signature `actual` (a different algorithm), naming the first Func that differs.
