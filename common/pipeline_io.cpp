@@ -71,28 +71,15 @@ int const_or_throw(const Halide::Expr &e, const std::string &what) {
 }
 
 Halide::Buffer<> make_input_buffer(const Halide::Internal::InferredArgument &a) {
-  const auto &region = a.arg.argument_estimates.buffer_estimates;
-  const std::string who = "input '" + a.arg.name + "'";
-  if (region.size() != a.arg.dimensions) {
-    throw ConfigError(who + " has estimates for " + std::to_string(region.size()) + " of " +
-                      std::to_string(a.arg.dimensions) +
-                      " dimensions: give every dimension set_estimates in the generator");
-  }
-  std::vector<int> mins, extents;
-  for (size_t d = 0; d < region.size(); ++d) {
-    const std::string dim = who + " dimension " + std::to_string(d);
-    mins.push_back(region[d].min.defined() ? const_or_throw(region[d].min, dim) : 0);
-    extents.push_back(const_or_throw(region[d].extent, dim));
-  }
-  Halide::Buffer<> buf(a.arg.type, extents);
-  buf.set_min(mins);
+  const EstimatedShape shape = input_estimate(a);
+  Halide::Buffer<> buf(a.arg.type, shape.extents);
+  buf.set_min(shape.mins);
   return buf;
 }
 
 void set_scalar_estimate(const Halide::Internal::InferredArgument &a) {
-  const Halide::Expr &e = a.arg.argument_estimates.scalar_estimate;
+  const Halide::Expr e = scalar_estimate(a);
   const std::string who = "scalar input '" + a.arg.name + "'";
-  if (!e.defined()) throw ConfigError(who + " has no estimate: give it set_estimate");
   Halide::Internal::Parameter p = a.param;
   const Halide::Type t = a.arg.type;
   if (t.is_float()) {
@@ -158,23 +145,51 @@ std::vector<BoundInput> bind_random_inputs(Halide::Pipeline &pipeline, uint64_t 
   return bound;
 }
 
+EstimatedShape input_estimate(const Halide::Internal::InferredArgument &a) {
+  const auto &region = a.arg.argument_estimates.buffer_estimates;
+  const std::string who = "input '" + a.arg.name + "'";
+  if (region.size() != a.arg.dimensions) {
+    throw ConfigError(who + " has estimates for " + std::to_string(region.size()) + " of " +
+                      std::to_string(a.arg.dimensions) +
+                      " dimensions: give every dimension set_estimates in the generator");
+  }
+  EstimatedShape shape;
+  for (size_t d = 0; d < region.size(); ++d) {
+    const std::string dim = who + " dimension " + std::to_string(d);
+    shape.mins.push_back(region[d].min.defined() ? const_or_throw(region[d].min, dim) : 0);
+    shape.extents.push_back(const_or_throw(region[d].extent, dim));
+  }
+  return shape;
+}
+
+EstimatedShape output_estimate(const Halide::Internal::Function &fn) {
+  const auto &estimates = fn.schedule().estimates();
+  EstimatedShape shape;
+  for (const std::string &arg : fn.args()) {
+    const std::string who = "output '" + fn.name() + "' dimension '" + arg + "'";
+    auto it = std::find_if(estimates.begin(), estimates.end(),
+                           [&](const Halide::Internal::Bound &b) { return b.var == arg; });
+    if (it == estimates.end()) {
+      throw ConfigError(who + " has no estimate: give the output set_estimates");
+    }
+    shape.mins.push_back(it->min.defined() ? const_or_throw(it->min, who) : 0);
+    shape.extents.push_back(const_or_throw(it->extent, who));
+  }
+  return shape;
+}
+
+Halide::Expr scalar_estimate(const Halide::Internal::InferredArgument &a) {
+  const Halide::Expr &e = a.arg.argument_estimates.scalar_estimate;
+  if (!e.defined()) {
+    throw ConfigError("scalar input '" + a.arg.name + "' has no estimate: give it set_estimate");
+  }
+  return e;
+}
+
 std::vector<std::vector<int>> estimated_output_extents(Halide::Pipeline &pipeline) {
   std::vector<std::vector<int>> all;
-  for (const Halide::Func &f : pipeline.outputs()) {
-    const auto &fn = f.function();
-    const auto &estimates = fn.schedule().estimates();
-    std::vector<int> extents;
-    for (const std::string &arg : fn.args()) {
-      const std::string who = "output '" + fn.name() + "' dimension '" + arg + "'";
-      auto it = std::find_if(estimates.begin(), estimates.end(),
-                             [&](const Halide::Internal::Bound &b) { return b.var == arg; });
-      if (it == estimates.end()) {
-        throw ConfigError(who + " has no estimate: give the output set_estimates");
-      }
-      extents.push_back(const_or_throw(it->extent, who));
-    }
-    all.push_back(std::move(extents));
-  }
+  for (const Halide::Func &f : pipeline.outputs())
+    all.push_back(output_estimate(f.function()).extents);
   return all;
 }
 

@@ -20,6 +20,18 @@ struct BoundInput {
   Halide::Buffer<> buffer;  // undefined for scalars
 };
 
+// The constant estimated region of a buffer, one min and extent per dimension.
+struct EstimatedShape {
+  std::vector<int> mins, extents;
+};
+
+// Estimates as the generator gave them. Each throws ConfigError naming the input or output
+// (and dimension) whose estimate is missing or not a constant. Everything that sizes a
+// pipeline by its estimates (inputs here, bounds in the searcher) reads them through these.
+EstimatedShape input_estimate(const Halide::Internal::InferredArgument &buffer_input);
+EstimatedShape output_estimate(const Halide::Internal::Function &output);
+Halide::Expr scalar_estimate(const Halide::Internal::InferredArgument &scalar_input);
+
 // Binds every input Parameter of `pipeline`: buffers get uniform random data at their
 // estimated region (floats in [0, 1), integers over their full range, except 32/64-bit
 // integers in [0, 256)), scalars get their estimate. The same seed gives the same bytes.

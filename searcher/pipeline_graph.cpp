@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/pipeline_io.h"
 #include "searcher/func_order.h"
 
 namespace protuner {
@@ -24,44 +25,26 @@ std::string type_name(const Halide::Type &t) {
   return os.str();
 }
 
-Expr constant_estimate(const Expr &e, const std::string &who) {
-  if (!e.defined()) {
-    throw ConfigError(who + " has no estimate: give it set_estimate(s) in the generator");
-  }
-  return e;
-}
-
 // Values of every parameter-derived variable at the estimates: scalar params, and the
 // min/extent of every input and output buffer.
 std::map<std::string, Expr> estimate_bindings(const std::vector<HI::Function> &outputs) {
   std::map<std::string, Expr> bindings;
+  auto bind_shape = [&](const std::string &buffer, const EstimatedShape &shape) {
+    for (size_t d = 0; d < shape.extents.size(); ++d) {
+      bindings[buffer + ".min." + std::to_string(d)] = shape.mins[d];
+      bindings[buffer + ".extent." + std::to_string(d)] = shape.extents[d];
+    }
+  };
   for (const auto &a : HI::infer_arguments(HI::Stmt(), outputs)) {
     if (a.buffer.defined()) continue;
-    const std::string who = "input '" + a.arg.name + "'";
-    if (!a.arg.is_buffer()) {
-      bindings[a.arg.name] = constant_estimate(a.arg.argument_estimates.scalar_estimate, who);
-      continue;
-    }
-    const auto &region = a.arg.argument_estimates.buffer_estimates;
-    for (size_t d = 0; d < region.size(); ++d) {
-      bindings[a.arg.name + ".min." + std::to_string(d)] =
-          region[d].min.defined() ? region[d].min : Expr(0);
-      bindings[a.arg.name + ".extent." + std::to_string(d)] =
-          constant_estimate(region[d].extent, who + " dimension " + std::to_string(d));
-    }
+    if (a.arg.is_buffer())
+      bind_shape(a.arg.name, input_estimate(a));
+    else
+      bindings[a.arg.name] = scalar_estimate(a);
   }
   for (const HI::Function &f : outputs) {
-    const auto &estimates = f.schedule().estimates();
-    for (size_t d = 0; d < f.args().size(); ++d) {
-      auto it = std::find_if(estimates.begin(), estimates.end(),
-                             [&](const HI::Bound &b) { return b.var == f.args()[d]; });
-      const std::string who = "output '" + f.name() + "' dimension '" + f.args()[d] + "'";
-      if (it == estimates.end()) constant_estimate(Expr(), who);
-      for (const auto &p : f.output_buffers()) {
-        bindings[p.name() + ".min." + std::to_string(d)] = it->min;
-        bindings[p.name() + ".extent." + std::to_string(d)] = it->extent;
-      }
-    }
+    const EstimatedShape shape = output_estimate(f);
+    for (const auto &p : f.output_buffers()) bind_shape(p.name(), shape);
   }
   return bindings;
 }
@@ -184,26 +167,22 @@ FuncNode analyze_func(const HI::Function &fn, const std::vector<HI::Function> &o
   return node;
 }
 
-Region output_region(const HI::Function &fn, const std::map<std::string, Expr> &bindings) {
+Region output_region(const HI::Function &fn) {
+  const EstimatedShape shape = output_estimate(fn);
   Region r;
-  for (size_t d = 0; d < fn.args().size(); ++d) {
-    const std::string p = fn.output_buffers()[0].name();
-    const std::string who = "output '" + fn.name() + "' dimension " + std::to_string(d);
-    const int64_t min = evaluate_constant(bindings.at(p + ".min." + std::to_string(d)), {}, who);
-    const int64_t ext = evaluate_constant(bindings.at(p + ".extent." + std::to_string(d)), {}, who);
-    r.push_back({min, min + ext - 1});
+  for (size_t d = 0; d < shape.extents.size(); ++d) {
+    r.push_back({shape.mins[d], int64_t{shape.mins[d]} + shape.extents[d] - 1});
   }
   return r;
 }
 
 // Walks consumers before producers: each Func's root region is the union of what its
 // consumers' stages need, plus what its own updates write.
-void compute_root_regions(PipelineGraph &g, const std::map<std::string, HI::Function> &env,
-                          const std::map<std::string, Expr> &bindings) {
+void compute_root_regions(PipelineGraph &g, const std::map<std::string, HI::Function> &env) {
   std::vector<Region> required(g.funcs.size());
   for (size_t i = 0; i < g.funcs.size(); ++i) {
     FuncNode &f = g.funcs[i];
-    if (f.is_output) required[i] = output_region(env.at(f.name), bindings);
+    if (f.is_output) required[i] = output_region(env.at(f.name));
     if (required[i].empty()) required[i] = Region(f.dimensions);  // nobody reads it
     // Data-dependent writes fall back to what is required so far.
     const Region so_far = required[i];
@@ -273,8 +252,8 @@ std::string stable_func_name(const std::string &name) {
 std::vector<FuncSignature> pipeline_signature(const PipelineGraph &graph) {
   std::vector<FuncSignature> sig;
   for (const FuncNode &f : graph.funcs) {
-    sig.push_back({stable_func_name(f.name), f.dimensions, static_cast<int>(f.stages.size()),
-                   f.value_types});
+    sig.push_back(
+        {stable_func_name(f.name), f.dimensions, static_cast<int>(f.stages.size()), f.value_types});
   }
   return sig;
 }
@@ -284,8 +263,8 @@ std::vector<FuncSignature> pipeline_signature(const std::vector<Halide::Func> &f
   for (const Halide::Func &f : funcs) {
     std::vector<std::string> types;
     for (const Halide::Type &t : f.function().output_types()) types.push_back(type_name(t));
-    sig.push_back({stable_func_name(f.name()), f.dimensions(), f.num_update_definitions() + 1,
-                   types});
+    sig.push_back(
+        {stable_func_name(f.name()), f.dimensions(), f.num_update_definitions() + 1, types});
   }
   return sig;
 }
@@ -331,7 +310,7 @@ PipelineGraph analyze_pipeline(Halide::Pipeline &pipeline) {
       }
     }
   }
-  compute_root_regions(graph, env, bindings);
+  compute_root_regions(graph, env);
   return graph;
 }
 
