@@ -3,14 +3,19 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "common/errors.h"
 #include "common/host_facts.h"
 #include "common/log.h"
 #include "common/suite.h"
 #include "coordinator/baseline_report.h"
+#include "coordinator/measure_report.h"
 #include "coordinator/text_table.h"
+#include "measurer/isolated_measurer.h"
+#include "measurer/measure_json.h"
 
 namespace {
 
@@ -65,6 +70,86 @@ int run_local(const std::string &path, const std::vector<std::string> &schedules
   return 0;
 }
 
+// What `protuner measure` was asked to do.
+struct MeasureArgs {
+  std::string app, suite, library, generator, schedule_file, target = "host", cache_dir;
+  std::vector<std::string> params;  // k=v
+  bool expert = false, default_schedule = false, root = false;
+  bool no_cache = false, json = false;
+  std::vector<int> cpus;
+  MeasureSettings settings;
+};
+
+AppSpec measure_app(const MeasureArgs &a) {
+  if (!a.app.empty()) {
+    if (a.suite.empty()) throw ConfigError("--app needs --suite (the suite file that lists it)");
+    const Suite suite = parse_suite_file(a.suite);
+    for (const auto &app : suite.apps) {
+      if (app.spec.name == a.app) return app.spec;
+    }
+    std::string names;
+    for (const auto &app : suite.apps) names += (names.empty() ? "" : ", ") + app.spec.name;
+    throw ConfigError(a.suite + ": no app '" + a.app + "' (it has: " + names + ")");
+  }
+  if (a.library.empty() || a.generator.empty()) {
+    throw ConfigError("name the app: --app NAME --suite FILE, or --library L --generator G");
+  }
+  AppSpec spec{a.generator, resolve_library(a.library, "."), a.generator, {}};
+  for (const auto &kv : a.params) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw ConfigError("--param '" + kv + "' is not of the form name=value");
+    }
+    spec.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return spec;
+}
+
+ScheduleSpec measure_schedule(const MeasureArgs &a) {
+  const int chosen = !a.schedule_file.empty() + a.expert + a.default_schedule + a.root;
+  if (chosen != 1) {
+    throw ConfigError("choose exactly one schedule: --schedule FILE, --expert, --default or --root");
+  }
+  if (a.expert) return {ScheduleKind::kExpert, ""};
+  if (a.default_schedule) return {ScheduleKind::kDefault, ""};
+  if (a.root) return {ScheduleKind::kRoot, ""};
+  std::ifstream in(a.schedule_file);
+  if (!in) throw ConfigError("cannot read schedule file '" + a.schedule_file + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  return {ScheduleKind::kProtuner, text.str()};
+}
+
+// Exit code: 0 when the measurement is ok, 1 when the candidate failed (the status says
+// how), 2 for a bad command line or configuration.
+int run_measure(const MeasureArgs &a) {
+  MeasureRequest request;
+  request.app = measure_app(a);
+  request.schedule = measure_schedule(a);
+  request.target = a.target;
+  request.settings = a.settings;
+  IsolatedMeasurerOptions options;
+  options.cpus = a.cpus;
+  options.cache_dir = a.cache_dir;
+  options.use_result_cache = !a.no_cache;
+  IsolatedMeasurer measurer(options);
+  if (!a.json) {
+    std::cout << "protuner measure: measuring in a child process on cpus ";
+    for (size_t i = 0; i < measurer.cpus().size(); ++i) {
+      std::cout << (i ? "," : "") << measurer.cpus()[i];
+    }
+    std::cout << "..." << std::endl;
+  }
+  const MeasureResult result = measurer.measure(request);
+  if (a.json) {
+    std::cout << result_to_json(result) << "\n";
+  } else {
+    print_measure_result(request, schedule_description(request.schedule, a.schedule_file),
+                         result, std::cout);
+  }
+  return result.ok() ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -89,12 +174,48 @@ int main(int argc, char **argv) {
 
   auto *host = cli.add_subcommand("host", "print the facts measurements record about this host");
 
+  auto *measure = cli.add_subcommand(
+      "measure", "compile, check and time one schedule of one app in an isolated child process");
+  MeasureArgs margs;
+  measure->add_option("--app", margs.app, "app name in the suite file (with --suite)");
+  measure->add_option("--suite", margs.suite, "suite YAML file that lists --app");
+  measure->add_option("--library", margs.library, "generator library (instead of --app)");
+  measure->add_option("--generator", margs.generator, "generator name in --library");
+  measure->add_option("--param", margs.params, "generator param name=value (repeatable)");
+  measure->add_option("--schedule", margs.schedule_file, "protuner schedule JSON file");
+  measure->add_flag("--expert", margs.expert, "the app's hand-written schedule");
+  measure->add_flag("--default", margs.default_schedule, "Halide's default schedule");
+  measure->add_flag("--root", margs.root, "every Func compute_root (the reference schedule)");
+  measure->add_option("--target", margs.target, "Halide target string, or host");
+  measure->add_option("--samples", margs.settings.timing.samples, "timed samples")
+      ->check(CLI::PositiveNumber);
+  measure->add_option("--cpus", margs.cpus, "CPUs to pin the measurement to, e.g. 0,1")
+      ->delimiter(',');
+  measure->add_option("--memory-limit-mb", margs.settings.memory_limit_mb,
+                      "address-space limit of the measurement process")
+      ->check(CLI::PositiveNumber);
+  measure->add_option("--compile-timeout", margs.settings.compile_timeout_seconds,
+                      "wall-clock seconds for compiling")
+      ->check(CLI::PositiveNumber);
+  measure->add_option("--run-timeout", margs.settings.run_timeout_seconds,
+                      "wall-clock seconds for checking and timing")
+      ->check(CLI::PositiveNumber);
+  measure->add_flag("--require-smt-off", margs.settings.require_smt_off,
+                    "refuse to measure when SMT is on");
+  measure->add_flag("--no-check", [&](int64_t) { margs.settings.check_output = false; },
+                    "do not compare the output with the reference");
+  measure->add_option("--cache-dir", margs.cache_dir,
+                      "reference outputs and cached results (default ~/.cache/protuner)");
+  measure->add_flag("--no-cache", margs.no_cache, "measure even when a cached result exists");
+  measure->add_flag("--json", margs.json, "print the result as one JSON object");
+
   CLI11_PARSE(cli, argc, argv);
   try {
     init_logging(log_level);
     if (check->parsed()) return check_suite(suite_path);
     if (local->parsed()) return run_local(suite_path, schedules, timing);
     if (host->parsed()) return print_host();
+    if (measure->parsed()) return run_measure(margs);
   } catch (const protuner::Error &e) {
     std::cerr << "protuner: " << e.what() << "\n";
     return 2;

@@ -99,6 +99,43 @@ Footprint compile_box(const std::string &producer, const HI::Box &box, const Sta
   return Footprint(producer, std::move(mins), std::move(maxs));
 }
 
+// Whether some call in `e` to a Func or buffer has an argument with min, max, select or a
+// call in it: an index that is clamped or depends on data.
+bool reads_at_clamped_index(const Expr &e) {
+  class Finder : public HI::IRGraphVisitor {
+   public:
+    bool found = false;
+
+   private:
+    using HI::IRGraphVisitor::visit;
+    class InIndex : public HI::IRGraphVisitor {
+     public:
+      bool found = false;
+
+     private:
+      using HI::IRGraphVisitor::visit;
+      void visit(const HI::Min *) override { found = true; }
+      void visit(const HI::Max *) override { found = true; }
+      void visit(const HI::Select *) override { found = true; }
+      void visit(const HI::Call *) override { found = true; }
+      void visit(const HI::Load *) override { found = true; }
+    };
+    void visit(const HI::Call *op) override {
+      if (op->call_type == HI::Call::Halide || op->call_type == HI::Call::Image) {
+        for (const Expr &a : op->args) {
+          InIndex in_index;
+          a.accept(&in_index);
+          found = found || in_index.found;
+        }
+      }
+      HI::IRGraphVisitor::visit(op);
+    }
+  };
+  Finder f;
+  e.accept(&f);
+  return f.found;
+}
+
 StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition &def,
                         const std::map<std::string, HI::Function> &env,
                         const std::map<std::string, Expr> &bindings) {
@@ -130,7 +167,11 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
   std::map<std::string, HI::Box> required;
   for (const Expr &e : exprs) {
     for (const auto &[name, box] : HI::boxes_required(e, s.scope)) {
-      if (name == fn.name() || !env.count(name)) continue;  // self, or an input buffer
+      if (name == fn.name()) continue;
+      if (!env.count(name)) {  // an input buffer
+        stage.unsafe_to_slide = true;
+        continue;
+      }
       auto it = required.find(name);
       if (it == required.end())
         required.emplace(name, box);
@@ -141,11 +182,13 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
   for (const auto &[name, box] : required) {
     stage.footprints.push_back(compile_box(name, box, s, bindings));
   }
+  for (const Expr &e : exprs) stage.unsafe_to_slide = stage.unsafe_to_slide || reads_at_clamped_index(e);
   if (index > 0) {
     HI::Box written;
     for (const Expr &arg : def.args()) written.push_back(HI::bounds_of_expr_in_scope(arg, s.scope));
     stage.writes.push_back(compile_box(fn.name(), written, s, bindings));
   }
+  stage.ops = histogram_of_stage(def, index > 0, stage.loop_vars, stage.num_pure, fn.name());
   return stage;
 }
 
@@ -214,6 +257,14 @@ Region StageNode::loop_region(const Region &func_region) const {
   for (int d : pure_dims) r.push_back(func_region[d]);
   r.insert(r.end(), rvar_region.begin(), rvar_region.end());
   return r;
+}
+
+int value_type_bits(const std::string &type) {
+  size_t i = type.size();
+  while (i > 0 && std::isdigit(static_cast<unsigned char>(type[i - 1]))) --i;
+  int bits = 0;
+  for (size_t k = i; k < type.size(); ++k) bits = bits * 10 + (type[k] - '0');
+  return std::max(bits, 8);
 }
 
 int PipelineGraph::find(const std::string &name) const {

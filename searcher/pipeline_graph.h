@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "searcher/footprint.h"
+#include "searcher/op_histogram.h"
 #include "searcher/region.h"
 
 namespace Halide {
@@ -31,6 +32,15 @@ struct StageNode {
   // Update stages only: the region of its own Func this stage writes (may exceed what
   // consumers read, e.g. a histogram indexed by data).
   std::vector<Footprint> writes;
+  // Whether it reads an input buffer, or any Func at a clamped or data-dependent index
+  // (min, max, select or a call inside an argument: boundary conditions, lookups). Such a
+  // Func is never stored outside its compute loop: Halide 14's sliding window then
+  // computes wrong values or reads the fixed-size input out of bounds (found by the
+  // random-schedule property tests on the blur chain, bilateral grid and harris).
+  bool unsafe_to_slide = false;
+  // What the definition computes per point and how it indexes its producers
+  // (schedule-invariant; the featurizer folds inlined producers into it).
+  OpHistogram ops;
 
   // The stage's loop region when its Func covers `func_region`, rvars over their domain.
   Region loop_region(const Region &func_region) const;
@@ -51,6 +61,10 @@ struct FuncNode {
   // A Func can be inlined when it is not an output and has no update definitions.
   bool inlinable() const { return !is_output && stages.size() == 1; }
 };
+
+// Bits of one element of a value type as FuncNode::value_types names it ("float32",
+// "uint8"); at least 8, and 8 for "bool" (stored as a byte).
+int value_type_bits(const std::string &type);
 
 struct PipelineGraph {
   // Consumers before producers: outputs first.

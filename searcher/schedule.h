@@ -56,4 +56,61 @@ struct FuncDecision {
   }
 };
 
+// One step of the MDP. A Func's decision is taken in small steps, hierarchically (as the
+// GPU autoscheduler samples, 002 section 3.1): its placement and storage, then for each
+// stage the (tile, inner) sizes of each pure variable in loop_vars order, then the stage's
+// parallel loops. Small steps keep every state's children few enough to enumerate and
+// score, and let a tree search learn where a Func goes before it learns its tile sizes.
+struct Step {
+  enum class Kind : uint8_t { kPlace, kTile, kParallel };
+  Kind kind = Kind::kPlace;
+  // kPlace
+  Placement placement = Placement::kRoot;
+  LoopRef compute_at;
+  LoopRef store_at;
+  // kTile: one pure variable of the current stage
+  int64_t tile = 1;
+  int64_t inner = 1;
+  // kParallel
+  int parallel_loops = 0;
+
+  bool operator==(const Step &o) const {
+    if (kind != o.kind) return false;
+    switch (kind) {
+      case Kind::kPlace:
+        return placement == o.placement &&
+               (placement != Placement::kAt || (compute_at == o.compute_at && store_at == o.store_at));
+      case Kind::kTile:
+        return tile == o.tile && inner == o.inner;
+      case Kind::kParallel:
+        return parallel_loops == o.parallel_loops;
+    }
+    return false;
+  }
+};
+
+// The steps that take decision `d`, in order.
+inline std::vector<Step> steps_of(const FuncDecision &d) {
+  std::vector<Step> out;
+  Step place;
+  place.placement = d.placement;
+  place.compute_at = d.compute_at;
+  place.store_at = d.store_at;
+  out.push_back(place);
+  for (const StageTiling &t : d.stages) {
+    for (size_t v = 0; v < t.tile.size(); ++v) {
+      Step tile;
+      tile.kind = Step::Kind::kTile;
+      tile.tile = t.tile[v];
+      tile.inner = t.inner[v];
+      out.push_back(tile);
+    }
+    Step par;
+    par.kind = Step::Kind::kParallel;
+    par.parallel_loops = t.parallel_loops;
+    out.push_back(par);
+  }
+  return out;
+}
+
 }  // namespace protuner

@@ -27,8 +27,8 @@ class ScheduleState {
   const FuncDecision &decision(int func) const { return decided_.at(func)->decision; }
   const FuncBounds &bounds(int func) const { return decided_.at(func)->bounds; }
 
-  // A copy with the next Func decided. Throws std::invalid_argument when `d` is not a
-  // legal decision for it (see check_decision).
+  // A copy with the next Func decided at once. Throws std::invalid_argument when `d` is
+  // not a legal decision for it (see check_decision), or a decision is under way in steps.
   ScheduleState with_decision(FuncDecision d) const;
   // The same, in place (rollouts extend one state without keeping intermediate ones).
   void decide(FuncDecision d);
@@ -37,22 +37,57 @@ class ScheduleState {
   // (inlinable, every use inside the compute loop, storage enclosing it), and tiling shape.
   std::string check_decision(const FuncDecision &d) const;
 
+  // --- The MDP: deciding the next Func in steps (see Step) ---
+
+  // What the next step decides: its kind and, for kTile and kParallel, the stage and
+  // (kTile) the pure variable.
+  struct NextStep {
+    Step::Kind kind = Step::Kind::kPlace;
+    int stage = 0;
+    int var = 0;
+  };
+  NextStep next_step() const;
+  // Whether the next Func's decision is under way (placed, not all stages tiled yet).
+  bool mid_decision() const { return pending_ != nullptr; }
+  // The decision under way (only while mid_decision()): placement, and the stages tiled so
+  // far, the last one possibly in part.
+  const FuncDecision &pending() const { return pending_->decision; }
+  // Under the pending placement: the region one realization of the next Func computes,
+  // and how many realizations there are.
+  const Region &pending_region() const { return pending_->region; }
+  int64_t pending_realizations() const { return pending_->realizations; }
+  // The stage being tiled: its pure variables' extents per realization, its points over
+  // all realizations, and whether it runs inside a parallel loop.
+  const std::vector<int64_t> &pending_stage_extents() const { return pending_->stage_extents; }
+  int64_t pending_stage_points() const { return pending_->stage_points; }
+  bool pending_inside_parallel() const { return pending_->inside_parallel; }
+  // Why `step` is not legal next, or "" when it is (the search space prunes further).
+  std::string check_step(const Step &step) const;
+  // A copy with `step` taken; the step that completes a decision decides the Func.
+  // Throws std::invalid_argument when the step is not legal (see check_step).
+  ScheduleState with_step(const Step &step) const;
+  void take_step(const Step &step);
+
   // --- Queries the search space asks before deciding the next Func ---
 
   // Whether Func g's computation happens inside loop `at` (any depth).
   bool inside(int g, const LoopRef &at) const;
   // Whether every use of Func f lies inside loop `at` (so f may be computed there).
   bool can_compute_at(int f, const LoopRef &at) const;
+  // Whether `at` is, or is inside, a fused loop (nothing may be computed there: Halide 14
+  // infers wrong bounds for it).
+  bool inside_fused_loop(const LoopRef &at) const;
   // The region of f one realization computes when computed at `at` (root: its root region).
   Region region_at(int f, const LoopRef &at) const;
-  // Iterations of `at` over the whole run (root: 1).
+  // Iterations of `at` over the whole run (root: 1), every tile counted whole: the typical
+  // interior iteration's count. Halide runs fewer where it trims guarded tails, and more or
+  // fewer where a resampling footprint's extent depends on parity.
   int64_t realizations_at(const LoopRef &at) const;
   // `at` and the loops enclosing it, innermost first (ends before root).
   std::vector<LoopRef> enclosing_loops(const LoopRef &at) const;
-  // Where a Func computed at `at` may be stored. Today only `at` itself: storage further
-  // out triggers Halide 14 sliding-window bugs with guarded tails (see the .cpp). When it
-  // returns, it must stop at the first parallel loop outwards (storage shared by parallel
-  // tasks is a race Halide refuses).
+  // Where the next Func, computed at `at`, may be stored: `at`, then the loops enclosing
+  // it up to and including the first parallel one, then root if no parallel loop encloses
+  // `at`. Only `at` for a Func unsafe to slide (StageNode::unsafe_to_slide).
   std::vector<LoopRef> store_options(const LoopRef &at) const;
   // Points of f needed per single point of each non-inlined stage using it, at most: what
   // inlining f would recompute.
@@ -63,11 +98,24 @@ class ScheduleState {
     FuncDecision decision;
     FuncBounds bounds;
   };
+  struct Pending {
+    FuncDecision decision;
+    bool last_stage_done = false;  // the last stage's parallel step is taken
+    Region region;
+    int64_t realizations = 1;
+    bool inside_parallel = false;
+    std::vector<int64_t> stage_extents;  // of stage `stage_started`
+    int64_t stage_points = 0;
+    void start_stage(const StageNode &stage);
+  };
+  std::string check_placement(const FuncDecision &d) const;
+  void commit(FuncDecision d);  // decide(), also while the decision is under way in steps
   FuncBounds compute_bounds(int f, const FuncDecision &d) const;
   void add_uses(int f, int stage_func, int stage, const Region &loops, Region &out) const;
 
   std::shared_ptr<const PipelineGraph> graph_;
   std::vector<std::shared_ptr<const Decided>> decided_;
+  std::shared_ptr<Pending> pending_;  // shared between copies, copied on write
 };
 
 }  // namespace protuner

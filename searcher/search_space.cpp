@@ -11,32 +11,39 @@ using Pair = std::pair<int64_t, int64_t>;  // (tile, inner) of one variable
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-int type_bits(const std::string &type) {
-  size_t i = type.size();
-  while (i > 0 && std::isdigit(static_cast<unsigned char>(type[i - 1]))) --i;
-  const int bits = i < type.size() ? std::stoi(type.substr(i)) : 32;
-  return std::max(bits, 8);
-}
+// The k of extent / k that outer tile sizes are made from.
+constexpr int64_t kTileDivisors[] = {2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 128, 256};
+constexpr size_t kMaxTileSizes = std::size(kTileDivisors) + 1;
+
+// A short list on the stack: sampling a random child must not allocate per candidate.
+struct TileSizes {
+  int64_t size[kMaxTileSizes];
+  size_t n = 0;
+};
 
 // Outer tile sizes for a variable of `extent` points with inner tiles of `inner`: divisors
 // and near-divisors (extent / k rounded up to a whole number of inner tiles), spread over
 // the range, plus the whole extent (no outer split).
-std::vector<int64_t> tile_sizes(int64_t extent, int64_t inner, int max_options) {
-  std::set<int64_t> c;
-  for (int64_t k : {2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 128, 256}) {
+TileSizes tile_sizes(int64_t extent, int64_t inner, int max_options) {
+  int64_t all[kMaxTileSizes];
+  size_t n = 0;
+  for (int64_t k : kTileDivisors) {
     const int64_t t = round_up((extent + k - 1) / k, inner);
-    if (t >= inner && t < extent) c.insert(t);
+    if (t >= inner && t < extent) all[n++] = t;
   }
-  std::vector<int64_t> all(c.begin(), c.end()), picked;
-  const size_t n = all.size(), keep = static_cast<size_t>(std::max(max_options, 2));
+  std::sort(all, all + n);
+  n = static_cast<size_t>(std::unique(all, all + n) - all);
+  const size_t keep = static_cast<size_t>(std::max(max_options, 2));
+  TileSizes out;
   if (n <= keep) {
-    picked = all;
+    std::copy(all, all + n, out.size);
+    out.n = n;
   } else {
     // Evenly spaced through the sorted candidates, smallest and largest included.
-    for (size_t i = 0; i < keep; ++i) picked.push_back(all[i * (n - 1) / (keep - 1)]);
+    for (size_t i = 0; i < keep && i < kMaxTileSizes - 1; ++i) out.size[out.n++] = all[i * (n - 1) / (keep - 1)];
   }
-  picked.push_back(extent);
-  return picked;
+  out.size[out.n++] = extent;
+  return out;
 }
 
 }  // namespace
@@ -53,93 +60,9 @@ SearchSpaceOptions SearchSpaceOptions::for_target(const Halide::Target &target) 
   return o;
 }
 
-struct SearchSpace::Candidate {
-  Placement placement = Placement::kRoot;
-  LoopRef compute_at;
-  std::vector<LoopRef> stores;  // kAt: the compute loop, the loops enclosing it, root
-  bool inside_parallel = false;
-  std::vector<std::vector<int64_t>> extents;          // per stage, per pure variable
-  std::vector<std::vector<std::vector<Pair>>> pairs;  // per stage, per pure variable
-  std::vector<int64_t> stage_points;                  // total over all realizations
-  double size = 1;  // decisions in the (unpruned) product space of this placement
-};
-
-std::vector<SearchSpace::Candidate> SearchSpace::candidates(const ScheduleState &state) const {
-  std::vector<Candidate> out;
-  if (state.complete()) return out;
-  const int f = state.num_decided();
-  const FuncNode &node = state.graph().funcs[f];
-
-  if (node.inlinable() && state.inline_footprint(f) <= options_.max_inline_footprint) {
-    Candidate c;
-    c.placement = Placement::kInline;
-    out.push_back(c);
-  }
-  std::vector<Candidate> placed(1);  // root first
-  if (!node.is_output) {
-    for (int g = 0; g < f; ++g) {
-      if (state.decision(g).placement == Placement::kInline) continue;
-      const auto &loops = state.bounds(g).loops;
-      for (size_t s = 0; s < loops.size(); ++s) {
-        for (size_t l = 0; l < loops[s].size(); ++l) {
-          const LoopRef at{g, static_cast<int>(s), static_cast<int>(l)};
-          if (loops[s][l].kind == LoopKind::kInner || !state.can_compute_at(f, at)) continue;
-          Candidate c;
-          c.placement = Placement::kAt;
-          c.compute_at = at;
-          c.stores = state.store_options(at);
-          for (const LoopRef &e : state.enclosing_loops(at)) {
-            c.inside_parallel =
-                c.inside_parallel || state.bounds(e.func).loops[e.stage][e.loop].parallel;
-          }
-          placed.push_back(c);
-        }
-      }
-    }
-  }
-
-  int bits = 8;
-  for (const std::string &t : node.value_types) bits = std::max(bits, type_bits(t));
-  const int64_t lanes = std::max(1, options_.vector_bits / bits);
-  for (Candidate &c : placed) {
-    const LoopRef at = c.placement == Placement::kAt ? c.compute_at : LoopRef{};
-    const Region region = state.region_at(f, at);
-    const int64_t realizations = state.realizations_at(at);
-    c.size = static_cast<double>(std::max<size_t>(c.stores.size(), 1));
-    for (const StageNode &stage : node.stages) {
-      const Region loops = stage.loop_region(region);
-      std::vector<int64_t> extents;
-      std::vector<std::vector<Pair>> vars;
-      for (int v = 0; v < stage.num_pure; ++v) {
-        const int64_t e = std::max<int64_t>(loops[v].extent(), 1);
-        std::vector<int64_t> inners{1};
-        if (v == 0) {
-          for (int k = 1; k <= options_.max_vector_multiple && lanes * k <= e; ++k)
-            inners.push_back(lanes * k);
-        } else {
-          for (int64_t u : options_.unroll_extents) {
-            if (u <= e) inners.push_back(u);
-          }
-        }
-        std::vector<Pair> p;
-        for (int64_t in : inners) {
-          for (int64_t t : tile_sizes(e, in, options_.max_tile_options)) p.push_back({t, in});
-        }
-        c.size *= static_cast<double>(p.size());
-        extents.push_back(e);
-        vars.push_back(std::move(p));
-      }
-      c.size *= stage.num_pure + 1;  // parallel_loops 0..num_pure
-      c.extents.push_back(std::move(extents));
-      c.pairs.push_back(std::move(vars));
-      c.stage_points.push_back(region_points(loops) * realizations);
-    }
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
 namespace {
+
+int64_t tasks_of(int64_t extent, int64_t tile) { return tile >= extent ? 1 : (extent + tile - 1) / tile; }
 
 // Whether tiling `t` of a stage is in the space for this placement: representable
 // parallelism, no nested parallelism, enough tasks for big root stages.
@@ -150,7 +73,7 @@ bool tiling_allowed(const StageTiling &t, const std::vector<int64_t> &extents, b
   for (int v = static_cast<int>(extents.size()) - 1; v >= 0; --v) {
     if (t.tile[v] >= extents[v]) continue;
     ++outer;
-    if (outer <= t.parallel_loops) tasks *= (extents[v] + t.tile[v] - 1) / t.tile[v];
+    if (outer <= t.parallel_loops) tasks *= tasks_of(extents[v], t.tile[v]);
   }
   if (t.parallel_loops > outer) return false;
   if (!at_root && t.parallel_loops > 1) return false;  // see ScheduleState::check_decision
@@ -161,155 +84,252 @@ bool tiling_allowed(const StageTiling &t, const std::vector<int64_t> &extents, b
   return true;
 }
 
-FuncDecision decision_shell(const Placement p, const LoopRef &at, const LoopRef &store) {
-  FuncDecision d;
-  d.placement = p;
-  if (p == Placement::kAt) {
-    d.compute_at = at;
-    d.store_at = store;
+// What the steps of one stage of the pending decision depend on.
+struct StageContext {
+  const std::vector<int64_t> &extents;  // per pure variable (the state's)
+  int64_t points = 0;            // over all realizations
+  bool at_root = false;
+  bool inside_parallel = false;
+  int64_t lanes = 1;
+};
+
+StageContext stage_context(const ScheduleState &state, const SearchSpaceOptions &o) {
+  const FuncNode &node = state.graph().funcs[state.num_decided()];
+  StageContext c{state.pending_stage_extents()};
+  c.points = state.pending_stage_points();
+  c.at_root = state.pending().placement == Placement::kRoot;
+  c.inside_parallel = state.pending_inside_parallel();
+  int bits = 8;
+  for (const std::string &t : node.value_types) bits = std::max(bits, value_type_bits(t));
+  c.lanes = std::max(1, o.vector_bits / bits);
+  return c;
+}
+
+// The (tile, inner) pairs offered for variable `v` of extent `e`, grouped by inner size:
+// inner tiles of one point, of 1..max_vector_multiple vectors (variable 0) or of the
+// unroll sizes (the others), each with the outer tile sizes of tile_sizes(). On the stack:
+// drawing a random child must not allocate per candidate.
+struct VarPairs {
+  static constexpr size_t kMaxInners = 8;
+  int64_t inner[kMaxInners];
+  TileSizes tiles[kMaxInners];
+  size_t n = 0;
+
+  VarPairs(int v, int64_t e, int64_t lanes, const SearchSpaceOptions &o) {
+    auto add = [&](int64_t in) {
+      if (n == kMaxInners) return;
+      inner[n] = in;
+      tiles[n++] = tile_sizes(e, in, o.max_tile_options);
+    };
+    add(1);
+    if (v == 0) {
+      for (int k = 1; k <= o.max_vector_multiple && lanes * k <= e; ++k) add(lanes * k);
+    } else {
+      for (int64_t u : o.unroll_extents) {
+        if (u > 1 && u <= e) add(u);
+      }
+    }
   }
-  return d;
+  template <typename Fn>
+  void for_each(const Fn &fn) const {
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t t = 0; t < tiles[i].n; ++t) fn(tiles[i].size[t], inner[i]);
+    }
+  }
+};
+
+// The most parallel tasks any offered tiling of a variable of extent `e` gives: its
+// smallest outer tile (inner tiles of one point have the smallest).
+int64_t max_tasks(int64_t e, const SearchSpaceOptions &o) {
+  const TileSizes t = tile_sizes(e, 1, o.max_tile_options);
+  return tasks_of(e, t.size[0]);
+}
+
+// Rule 2 looks ahead: a (tile, inner) choice is offered only if some completion of the
+// stage still has enough parallel tasks, so a rollout never walks into a dead end. Returns
+// the fewest tasks the chosen variable's own tiles must give (1: no constraint).
+int64_t tasks_needed(const ScheduleState &state, int stage, int var, const StageContext &c,
+                     const SearchSpaceOptions &o) {
+  if (!c.at_root || c.points < o.min_parallel_points) return 1;
+  int64_t others = 1;  // variables already tiled, and the most the later ones can add
+  const FuncDecision &d = state.pending();
+  if (static_cast<int>(d.stages.size()) > stage) {
+    const StageTiling &t = d.stages[stage];
+    for (int u = 0; u < var; ++u) others *= tasks_of(c.extents[u], t.tile[u]);
+  }
+  for (size_t u = var + 1; u < c.extents.size(); ++u) others *= max_tasks(c.extents[u], o);
+  return (o.cores + others - 1) / others;
+}
+
+Step place_step(Placement p, const LoopRef &at = {}, const LoopRef &store = {}) {
+  Step s;
+  s.placement = p;
+  if (p == Placement::kAt) {
+    s.compute_at = at;
+    s.store_at = store;
+  }
+  return s;
 }
 
 }  // namespace
 
-std::vector<FuncDecision> SearchSpace::children(const ScheduleState &state) const {
-  std::vector<FuncDecision> out;
-  for (const Candidate &c : candidates(state)) {
-    if (c.placement == Placement::kInline) {
-      out.push_back(decision_shell(Placement::kInline, {}, {}));
-      continue;
-    }
-    const bool at_root = c.placement == Placement::kRoot;
-    // All tilings of every stage, then their product across stages and stores.
-    std::vector<std::vector<StageTiling>> per_stage;
-    for (size_t s = 0; s < c.pairs.size(); ++s) {
-      std::vector<StageTiling> tilings{StageTiling{}};
-      for (const auto &var_pairs : c.pairs[s]) {
-        std::vector<StageTiling> next;
-        for (const StageTiling &t : tilings) {
-          for (const Pair &p : var_pairs) {
-            StageTiling n = t;
-            n.tile.push_back(p.first);
-            n.inner.push_back(p.second);
-            next.push_back(std::move(n));
-          }
+std::vector<Step> SearchSpace::place_steps(const ScheduleState &state) const {
+  std::vector<Step> out;
+  const int f = state.num_decided();
+  const FuncNode &node = state.graph().funcs[f];
+  if (node.inlinable() && state.inline_footprint(f) <= options_.max_inline_footprint) {
+    out.push_back(place_step(Placement::kInline));
+  }
+  out.push_back(place_step(Placement::kRoot));
+  if (node.is_output) return out;
+  for (int g = 0; g < f; ++g) {
+    if (state.decision(g).placement == Placement::kInline) continue;
+    const auto &loops = state.bounds(g).loops;
+    for (size_t s = 0; s < loops.size(); ++s) {
+      for (size_t l = 0; l < loops[s].size(); ++l) {
+        const LoopRef at{g, static_cast<int>(s), static_cast<int>(l)};
+        if (loops[s][l].kind == LoopKind::kInner || !state.can_compute_at(f, at) ||
+            state.inside_fused_loop(at)) {
+          continue;
         }
-        tilings = std::move(next);
-      }
-      std::vector<StageTiling> allowed;
-      for (const StageTiling &t : tilings) {
-        for (int par = 0; par <= static_cast<int>(c.pairs[s].size()); ++par) {
-          StageTiling n = t;
-          n.parallel_loops = par;
-          if (tiling_allowed(n, c.extents[s], c.inside_parallel, at_root, c.stage_points[s],
-                             options_)) {
-            allowed.push_back(std::move(n));
-          }
+        if (!options_.outer_storage) {
+          out.push_back(place_step(Placement::kAt, at, at));
+          continue;
+        }
+        for (const LoopRef &store : state.store_options(at)) {
+          out.push_back(place_step(Placement::kAt, at, store));
         }
       }
-      per_stage.push_back(std::move(allowed));
-    }
-    const std::vector<LoopRef> stores = at_root ? std::vector<LoopRef>{LoopRef{}} : c.stores;
-    for (const LoopRef &store : stores) {
-      std::vector<FuncDecision> partial{decision_shell(c.placement, c.compute_at, store)};
-      for (const auto &options : per_stage) {
-        std::vector<FuncDecision> next;
-        for (const FuncDecision &d : partial) {
-          for (const StageTiling &t : options) {
-            FuncDecision n = d;
-            n.stages.push_back(t);
-            next.push_back(std::move(n));
-          }
-        }
-        partial = std::move(next);
-      }
-      out.insert(out.end(), partial.begin(), partial.end());
     }
   }
   return out;
 }
 
-std::optional<FuncDecision> SearchSpace::random_child(const ScheduleState &state,
-                                                      std::mt19937_64 &rng) const {
-  const std::vector<Candidate> cands = candidates(state);
-  if (cands.empty()) return std::nullopt;
-  std::vector<double> weights;
-  for (const Candidate &c : cands) weights.push_back(c.size);
-  std::discrete_distribution<size_t> pick_candidate(weights.begin(), weights.end());
-  // Rejection sampling: every decision of the unpruned product space is equally likely,
-  // so the accepted ones are uniform over the pruned space. Pruning rejects few, so this
-  // rarely loops; the bound only guards against a space pruned almost empty.
-  constexpr int kMaxAttempts = 10000;
-  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    const Candidate &c = cands[pick_candidate(rng)];
-    if (c.placement == Placement::kInline) return decision_shell(Placement::kInline, {}, {});
-    const bool at_root = c.placement == Placement::kRoot;
-    const LoopRef store =
-        at_root ? LoopRef{}
-                : c.stores[std::uniform_int_distribution<size_t>(0, c.stores.size() - 1)(rng)];
-    FuncDecision d = decision_shell(c.placement, c.compute_at, store);
-    bool ok = true;
-    for (size_t s = 0; s < c.pairs.size() && ok; ++s) {
-      StageTiling t;
-      for (const auto &var_pairs : c.pairs[s]) {
-        const Pair &p =
-            var_pairs[std::uniform_int_distribution<size_t>(0, var_pairs.size() - 1)(rng)];
-        t.tile.push_back(p.first);
-        t.inner.push_back(p.second);
-      }
-      t.parallel_loops =
-          std::uniform_int_distribution<int>(0, static_cast<int>(c.pairs[s].size()))(rng);
-      ok = tiling_allowed(t, c.extents[s], c.inside_parallel, at_root, c.stage_points[s], options_);
-      d.stages.push_back(std::move(t));
-    }
-    if (ok) return d;
+std::vector<Step> SearchSpace::tile_steps(const ScheduleState &state, int stage, int var) const {
+  const StageContext c = stage_context(state, options_);
+  const int64_t needed = tasks_needed(state, stage, var, c, options_);
+  const int64_t e = c.extents[var];
+  std::vector<Step> out;
+  VarPairs(var, e, c.lanes, options_).for_each([&](int64_t tile, int64_t inner) {
+    if (tasks_of(e, tile) < needed) return;
+    Step s;
+    s.kind = Step::Kind::kTile;
+    s.tile = tile;
+    s.inner = inner;
+    out.push_back(s);
+  });
+  return out;
+}
+
+std::vector<Step> SearchSpace::parallel_steps(const ScheduleState &state, int stage) const {
+  const StageContext c = stage_context(state, options_);
+  const FuncDecision &d = state.pending();
+  StageTiling t = static_cast<int>(d.stages.size()) > stage ? d.stages[stage] : StageTiling{};
+  std::vector<Step> out;
+  for (int par = 0; par <= static_cast<int>(c.extents.size()); ++par) {
+    t.parallel_loops = par;
+    if (!tiling_allowed(t, c.extents, c.inside_parallel, c.at_root, c.points, options_)) continue;
+    Step s;
+    s.kind = Step::Kind::kParallel;
+    s.parallel_loops = par;
+    out.push_back(s);
   }
-  // The space is pruned almost empty here: fall back to drawing from the full list.
-  std::vector<FuncDecision> all = children(state);
-  if (all.empty()) return std::nullopt;
-  return all[std::uniform_int_distribution<size_t>(0, all.size() - 1)(rng)];
+  return out;
+}
+
+std::vector<Step> SearchSpace::children(const ScheduleState &state) const {
+  if (state.complete()) return {};
+  const ScheduleState::NextStep next = state.next_step();
+  switch (next.kind) {
+    case Step::Kind::kPlace:
+      return place_steps(state);
+    case Step::Kind::kTile:
+      return tile_steps(state, next.stage, next.var);
+    case Step::Kind::kParallel:
+      return parallel_steps(state, next.stage);
+  }
+  return {};
+}
+
+std::optional<Step> SearchSpace::random_child(const ScheduleState &state,
+                                              std::mt19937_64 &rng) const {
+  if (state.complete()) return std::nullopt;
+  const ScheduleState::NextStep next = state.next_step();
+  if (next.kind == Step::Kind::kTile) {
+    // The commonest step: count the offered pairs, then walk to the drawn one.
+    const StageContext c = stage_context(state, options_);
+    const int64_t needed = tasks_needed(state, next.stage, next.var, c, options_);
+    const int64_t e = c.extents[next.var];
+    const VarPairs pairs(next.var, e, c.lanes, options_);
+    int64_t count = 0;
+    pairs.for_each([&](int64_t tile, int64_t) { count += tasks_of(e, tile) >= needed; });
+    if (count == 0) return std::nullopt;
+    int64_t pick = std::uniform_int_distribution<int64_t>(0, count - 1)(rng);
+    Step s;
+    s.kind = Step::Kind::kTile;
+    pairs.for_each([&](int64_t tile, int64_t inner) {
+      if (tasks_of(e, tile) < needed || pick-- != 0) return;
+      s.tile = tile;
+      s.inner = inner;
+    });
+    return s;
+  }
+  // Other steps have few children; listing them builds no child state.
+  std::vector<Step> steps = children(state);
+  if (steps.empty()) return std::nullopt;
+  return steps[std::uniform_int_distribution<size_t>(0, steps.size() - 1)(rng)];
+}
+
+std::optional<FuncDecision> SearchSpace::random_decision(const ScheduleState &state,
+                                                         std::mt19937_64 &rng) const {
+  if (state.complete() || state.mid_decision()) return std::nullopt;
+  ScheduleState s = state;
+  const int f = s.num_decided();
+  while (s.num_decided() == f) {
+    std::optional<Step> step = random_child(s, rng);
+    if (!step) return std::nullopt;
+    s.take_step(*step);
+  }
+  return s.decision(f);
 }
 
 std::string SearchSpace::pruned_because(const ScheduleState &state, const FuncDecision &d) const {
   const std::string illegal = state.check_decision(d);
   if (!illegal.empty()) return "illegal: " + illegal;
-  for (const Candidate &c : candidates(state)) {
-    if (c.placement != d.placement) continue;
-    if (c.placement == Placement::kInline) return "";
-    if (c.placement == Placement::kAt && !(c.compute_at == d.compute_at)) continue;
-    if (c.placement == Placement::kAt &&
-        std::find(c.stores.begin(), c.stores.end(), d.store_at) == c.stores.end()) {
-      return "store_at is not offered for this compute_at";
-    }
-    for (size_t s = 0; s < c.pairs.size(); ++s) {
-      const StageTiling &t = d.stages[s];
-      for (size_t v = 0; v < c.pairs[s].size(); ++v) {
-        const auto &ps = c.pairs[s][v];
-        if (std::find(ps.begin(), ps.end(), Pair{t.tile[v], t.inner[v]}) == ps.end()) {
-          return "stage " + std::to_string(s) + " variable " + std::to_string(v) + ": tile " +
-                 std::to_string(t.tile[v]) + " / inner " + std::to_string(t.inner[v]) +
-                 " is not offered";
-        }
+  ScheduleState s = state;
+  for (const Step &step : steps_of(d)) {
+    const ScheduleState::NextStep next = s.next_step();
+    const std::vector<Step> offered = children(s);
+    if (std::find(offered.begin(), offered.end(), step) == offered.end()) {
+      const std::string where = "stage " + std::to_string(next.stage);
+      switch (step.kind) {
+        case Step::Kind::kPlace:
+          if (step.placement == Placement::kInline) return "inlining would recompute too much";
+          if (step.placement == Placement::kAt && !(step.store_at == step.compute_at) &&
+              !options_.outer_storage) {
+            return "storage outside the compute loop is not offered (outer_storage is off)";
+          }
+          return "placement is not offered";
+        case Step::Kind::kTile:
+          return where + " variable " + std::to_string(next.var) + ": tile " +
+                 std::to_string(step.tile) + " / inner " + std::to_string(step.inner) +
+                 " is not offered (or leaves too few parallel tasks)";
+        case Step::Kind::kParallel:
+          return where +
+                 ": parallelism rule (too few tasks, nested, or more parallel loops than outer "
+                 "loops)";
       }
-      if (!tiling_allowed(t, c.extents[s], c.inside_parallel, c.placement == Placement::kRoot,
-                          c.stage_points[s], options_)) {
-        return "stage " + std::to_string(s) +
-               ": parallelism rule (too few tasks, nested, or "
-               "more parallel loops than outer loops)";
-      }
     }
-    return "";
+    s.take_step(step);
   }
-  return d.placement == Placement::kInline ? "inlining would recompute too much"
-                                           : "placement is not offered";
+  return "";
 }
 
 bool SearchSpace::random_rollout(ScheduleState &state, std::mt19937_64 &rng) const {
   while (!state.complete()) {
-    std::optional<FuncDecision> d = random_child(state, rng);
-    if (!d) return false;
-    state.decide(std::move(*d));
+    std::optional<Step> step = random_child(state, rng);
+    if (!step) return false;
+    state.take_step(*step);
   }
   return true;
 }

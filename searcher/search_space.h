@@ -1,7 +1,7 @@
-// The schedule space: which decisions are legal and worth trying for the next Func, and
-// how to draw one of them uniformly at random without generating its siblings (ProTuner
-// found 88% of its search time went into generating children a random rollout discarded).
-// Separate from the state, which only holds data: this holds the rules.
+// The schedule space: which steps (schedule.h) are legal and worth trying next, and how to
+// draw one uniformly at random without building its sibling states (ProTuner found 88% of
+// its search time went into generating children a random rollout discarded). Separate
+// from the state, which only holds data: this holds the rules.
 //
 // Thread safety: const methods may be called from many threads at once.
 #pragma once
@@ -35,6 +35,12 @@ struct SearchSpaceOptions {
   //    parallel tasks (too little parallelism for the machine otherwise).
   int64_t min_parallel_points = 16384;
   // 3. No parallel loop inside a parallel loop (the outer one already fills the cores).
+  // Storage outside the compute loop (store_at an enclosing loop; ScheduleState accepts
+  // it) is offered only when this is on. Off: Halide 14's sliding window miscompiles such
+  // schedules with guarded tails (wrong values on blur chain, bilateral grid and harris,
+  // heap corruption on matmul, reads before the inputs on convolution; found by the
+  // random-schedule property tests), so they must not reach a measurer.
+  bool outer_storage = false;
   // 4. Vectors never wider than the loop, never inside inner loops: by construction.
 
   // Cores from the host, vector width from the target's widest SIMD feature.
@@ -47,12 +53,20 @@ class SearchSpace {
 
   const SearchSpaceOptions &options() const { return options_; }
 
-  // Every legal, unpruned decision for the next Func of `state` (empty when complete).
-  std::vector<FuncDecision> children(const ScheduleState &state) const;
+  // Every legal, unpruned next step of `state` (empty when complete). The children of a
+  // state are the states these steps lead to (state.with_step); steps are small, so there
+  // are tens of them, not the millions a whole-Func decision can have.
+  std::vector<Step> children(const ScheduleState &state) const;
 
-  // One of children(state), each equally likely, drawn without generating the others;
+  // One of children(state), each equally likely, without building any child state;
   // nullopt when there is none.
-  std::optional<FuncDecision> random_child(const ScheduleState &state, std::mt19937_64 &rng) const;
+  std::optional<Step> random_child(const ScheduleState &state, std::mt19937_64 &rng) const;
+
+  // A whole decision for the next Func, drawn step by step (hierarchical sampling: each
+  // step uniform among its siblings); nullopt on a dead end. `state` must not be
+  // mid-decision.
+  std::optional<FuncDecision> random_decision(const ScheduleState &state,
+                                              std::mt19937_64 &rng) const;
 
   // Why `d` is pruned from the space for the next Func of `state`, or "" when it is in
   // the space. Decisions can be legal yet pruned (see the rules above).
@@ -63,8 +77,9 @@ class SearchSpace {
   bool random_rollout(ScheduleState &state, std::mt19937_64 &rng) const;
 
  private:
-  struct Candidate;  // one placement with its tiling options
-  std::vector<Candidate> candidates(const ScheduleState &state) const;
+  std::vector<Step> place_steps(const ScheduleState &state) const;
+  std::vector<Step> tile_steps(const ScheduleState &state, int stage, int var) const;
+  std::vector<Step> parallel_steps(const ScheduleState &state, int stage) const;
 
   SearchSpaceOptions options_;
 };

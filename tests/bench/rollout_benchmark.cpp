@@ -1,10 +1,8 @@
 // Random rollouts from the empty state to a complete schedule, two ways: drawing one random
-// child per step without generating its siblings (what MCTS simulation does), and
-// enumerating every child per step and picking one (what ProTuner's profile found eating
-// 88% of its time). On the suite's bilateral_grid, enumeration does not finish: its 4-D
-// grid Func has two stages, and one decision tiles both, so a single step has ~1e11
-// children. The side-by-side comparison therefore also runs on the searcher tests' blur
-// chain, where enumeration is possible. Usage: rollout_benchmark [Google Benchmark flags].
+// child per step without building its siblings (what MCTS simulation does), and
+// generating every child state per step and picking one (what ProTuner's profile found
+// eating 88% of its time). Runs on the suite's bilateral_grid (the target) and on
+// the searcher tests' blur chain. Usage: rollout_benchmark [Google Benchmark flags].
 #include <benchmark/benchmark.h>
 
 #include <Halide.h>
@@ -48,11 +46,21 @@ void BM_RolloutRandomChild(benchmark::State &state) {
   const auto graph = pipeline(state.range(0));
   const SearchSpace space(SearchSpaceOptions::for_target(host_target()));
   std::mt19937_64 rng(1);
+  int64_t steps = 0;
   for (auto _ : state) {
     ScheduleState s(graph);
-    if (!space.random_rollout(s, rng)) state.SkipWithError("dead end");
-    benchmark::DoNotOptimize(s.num_decided());
+    while (!s.complete()) {
+      std::optional<Step> step = space.random_child(s, rng);
+      if (!step) {
+        state.SkipWithError("dead end");
+        break;
+      }
+      s.take_step(*step);
+      ++steps;
+    }
   }
+  state.counters["steps_per_rollout"] =
+      benchmark::Counter(static_cast<double>(steps) / static_cast<double>(state.iterations()));
 }
 // Argument: 0 = bilateral_grid (the suite app), 1 = blur chain.
 BENCHMARK(BM_RolloutRandomChild)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
@@ -65,19 +73,20 @@ void BM_RolloutEnumerateChildren(benchmark::State &state) {
   for (auto _ : state) {
     ScheduleState s(graph);
     while (!s.complete()) {
-      std::vector<FuncDecision> all = space.children(s);
+      std::vector<ScheduleState> all;
+      for (const Step &step : space.children(s)) all.push_back(s.with_step(step));
       if (all.empty()) {
         state.SkipWithError("dead end");
         break;
       }
       children += static_cast<int64_t>(all.size());
-      s.decide(all[std::uniform_int_distribution<size_t>(0, all.size() - 1)(rng)]);
+      s = all[std::uniform_int_distribution<size_t>(0, all.size() - 1)(rng)];
     }
   }
   state.counters["children_per_rollout"] =
       benchmark::Counter(static_cast<double>(children) / static_cast<double>(state.iterations()));
 }
-BENCHMARK(BM_RolloutEnumerateChildren)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RolloutEnumerateChildren)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -1,29 +1,18 @@
 // The `protuner` command line, run as a user runs it: exit codes and messages.
 #include <gtest/gtest.h>
-#include <stdio.h>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/run_command.h"
+
 namespace protuner {
 namespace {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using testing::CommandResult;
 
 CommandResult run(const std::string &args) {
-  const std::string cmd = std::string(PROTUNER_CLI) + " " + args + " 2>&1";
-  CommandResult r;
-  FILE *pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing::run_command(std::string(PROTUNER_CLI) + " " + args);
 }
 
 TEST(Cli, SuiteCheckAcceptsAGoodSuiteAndListsItsApps) {

@@ -50,7 +50,7 @@ TEST(ScheduleJson, PartialStatesRoundTrip) {
   const SearchSpace space(SearchSpaceOptions::for_target(host_target()));
   std::mt19937_64 rng(3);
   ScheduleState state(graph);
-  state.decide(*space.random_child(state, rng));
+  state.decide(*space.random_decision(state, rng));
   const ScheduleState back = schedule_from_json(schedule_to_json(state), graph);
   ASSERT_EQ(back.num_decided(), 1);
   EXPECT_EQ(back.decision(0), state.decision(0));

@@ -13,6 +13,7 @@
 #include "searcher/apply_schedule.h"
 #include "searcher/search_space.h"
 #include "tests/searcher/test_pipelines.h"
+#include "tests/support/run_command.h"
 
 namespace protuner {
 namespace {
@@ -20,14 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string run_command(const std::string &cmd, int &exit_code) {
-  std::string out;
-  FILE *pipe = popen((cmd + " 2>&1").c_str(), "r");
-  if (!pipe) return "popen failed";
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) out.append(buf, n);
-  const int status = pclose(pipe);
-  exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
+  const testing::CommandResult r = testing::run_command(cmd);
+  exit_code = r.exit_code;
+  return r.output;
 }
 
 std::shared_ptr<const PipelineGraph> graph_of(Halide::Pipeline p) {

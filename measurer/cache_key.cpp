@@ -1,0 +1,108 @@
+// Canonical keys, their hashes and atomic files for the measurer's disk caches.
+#include "measurer/cache_key.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "common/errors.h"
+
+namespace protuner {
+namespace {
+
+uint64_t fnv1a(const std::string &text, uint64_t seed) {
+  uint64_t h = seed;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+std::string app_identity_key(const AppSpec &app) {
+  nlohmann::json j;
+  char resolved[PATH_MAX];
+  const std::string path = realpath(app.library.c_str(), resolved) ? resolved : app.library;
+  j["library"] = path;
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) {
+    j["library_size"] = static_cast<int64_t>(st.st_size);
+    j["library_mtime_ns"] =
+        static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  j["generator"] = app.generator;
+  j["params"] = app.params;  // std::map: sorted, so the text is canonical
+  return j.dump();
+}
+
+std::string host_class_key(const HostFacts &host, int cpus_used) {
+  const nlohmann::json j = {{"cpu_model", host.cpu_model}, {"cpus", cpus_used}, {"smt", host.smt}};
+  return j.dump();
+}
+
+std::string reference_key(const AppSpec &app, const std::string &resolved_target,
+                          uint64_t input_seed) {
+  const nlohmann::json j = {{"app", nlohmann::json::parse(app_identity_key(app))},
+                            {"target", resolved_target},
+                            {"seed", input_seed},
+                            {"schedule", "root"}};
+  return j.dump();
+}
+
+std::string key_hash(const std::string &text) {
+  char out[33];
+  std::snprintf(out, sizeof(out), "%016llx%016llx",
+                static_cast<unsigned long long>(fnv1a(text, 1469598103934665603ull)),
+                static_cast<unsigned long long>(fnv1a(text, 0x9E3779B97F4A7C15ull)));
+  return out;
+}
+
+std::string default_cache_dir() {
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    return std::string(xdg) + "/protuner";
+  }
+  if (const char *home = std::getenv("HOME"); home && *home) {
+    return std::string(home) + "/.cache/protuner";
+  }
+  return "/tmp/protuner-cache";
+}
+
+void ensure_directory(const std::string &dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw IoError("cannot create cache directory '" + dir + "': " + ec.message());
+}
+
+void write_file_atomically(const std::string &path, const std::string &contents) {
+  // The pid and a per-process counter keep concurrent writers (threads or processes)
+  // off each other's temporary files.
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp =
+      path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw IoError("cannot write '" + tmp + "': " + std::strerror(errno));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw IoError("cannot rename '" + tmp + "' to '" + path + "': " + why);
+  }
+}
+
+}  // namespace protuner

@@ -1,0 +1,240 @@
+// One measurement inside the helper process, phase by phase: load and schedule the
+// candidate, make sure the reference output exists, compile, run once and check, time.
+// Each phase turns the errors it can catch into a Failure carrying the status.
+#include "measurer/measure_child.h"
+
+#include <dlfcn.h>
+
+#include <Halide.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <memory>
+#include <new>
+
+#include "common/errors.h"
+#include "common/host_facts.h"
+#include "common/host_target.h"
+#include "common/pipeline_io.h"
+#include "measurer/cache_key.h"
+#include "measurer/child_protocol.h"
+#include "measurer/measure_json.h"
+#include "measurer/output_check.h"
+#include "measurer/reference_output.h"
+#include "searcher/apply_schedule.h"
+#include "searcher/pipeline_graph.h"
+#include "searcher/schedule_json.h"
+
+namespace protuner {
+namespace {
+
+namespace cp = child_protocol;
+
+struct Failure {
+  MeasureStatus status;
+  std::string error;
+};
+
+[[noreturn]] void fail(MeasureStatus status, std::string error) {
+  throw Failure{status, std::move(error)};
+}
+
+bool is_out_of_memory(const std::string &halide_message) {
+  // Halide's runtime reports a failed halide_malloc as "Out of memory (...)".
+  return halide_message.find("Out of memory") != std::string::npos ||
+         halide_message.find("out of memory") != std::string::npos;
+}
+
+// A runtime failure (a Halide runtime error or an exception from an extern stage).
+[[noreturn]] void fail_at_runtime(const std::string &what, const std::exception &e) {
+  if (dynamic_cast<const std::bad_alloc *>(&e) || is_out_of_memory(e.what())) {
+    fail(MeasureStatus::kOutOfMemory, what + " ran out of memory: " + e.what());
+  }
+  fail(MeasureStatus::kRuntimeCrash, what + " failed: " + e.what());
+}
+
+Halide::Target resolve_target(const std::string &target) {
+  if (target == "host") return host_target();
+  if (!Halide::Target::validate_target_string(target)) {
+    fail(MeasureStatus::kBadRequest, "'" + target + "' is not a Halide target string");
+  }
+  return Halide::Target(target);
+}
+
+// Halide's JIT resolves extern functions (define_extern, extern calls) by looking up
+// symbols in the process's global scope, but generator libraries are loaded RTLD_LOCAL
+// (common/app.cpp). Promoting the app's library to global lets a user's pipeline call
+// functions its own library defines.
+void make_library_symbols_global(const AppSpec &app) {
+  const std::string &path = GeneratorLibrary::load(app.library).path();
+  if (dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL) == nullptr) {
+    const char *why = dlerror();
+    spdlog::warn("cannot make the symbols of '{}' global: {}", path, why ? why : "unknown");
+  }
+}
+
+AppInstance load_candidate(const MeasureRequest &request, const Halide::Target &target) {
+  std::map<std::string, std::string> extra;
+  if (request.schedule.kind == ScheduleKind::kExpert) extra["expert"] = "true";
+  try {
+    AppInstance app = AppInstance::create(request.app, target, extra);
+    make_library_symbols_global(request.app);
+    Halide::Pipeline &p = app.pipeline();
+    switch (request.schedule.kind) {
+      case ScheduleKind::kProtuner: {
+        auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+        apply_schedule(schedule_from_json(request.schedule.schedule_json, graph), p);
+        break;
+      }
+      case ScheduleKind::kRoot: apply_root_schedule(p); break;
+      case ScheduleKind::kExpert:
+      case ScheduleKind::kDefault: break;
+    }
+    return app;
+  } catch (const Failure &) {
+    throw;
+  } catch (const Error &e) {  // AppLoadError, ConfigError: the request is wrong
+    fail(MeasureStatus::kBadRequest, e.what());
+  } catch (const Halide::Error &e) {  // a directive Halide refuses
+    fail(MeasureStatus::kCompileError, std::string("applying the schedule: ") + e.what());
+  }
+}
+
+// Binds the standard inputs, allocates the outputs at their estimates and runs once.
+Halide::Realization run_once(Halide::Pipeline &p, const Halide::Target &target, uint64_t seed) {
+  try {
+    bind_random_inputs(p, seed);
+    Halide::Realization outputs = allocate_outputs(p, estimated_output_extents(p));
+    p.realize(outputs, target);
+    return outputs;
+  } catch (const ConfigError &e) {  // a missing estimate: the app cannot be measured
+    fail(MeasureStatus::kBadRequest, e.what());
+  }
+}
+
+double compile(Halide::Pipeline &p, const Halide::Target &target, const std::string &what) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    p.compile_jit(target);
+  } catch (const std::bad_alloc &) {
+    fail(MeasureStatus::kOutOfMemory, what + ": compiling ran out of memory");
+  } catch (const Halide::Error &e) {
+    fail(MeasureStatus::kCompileError, what + " does not compile: " + e.what());
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+ReferenceOutput reference_for(const MeasureRequest &request, const Halide::Target &target,
+                              const ChildMeasureOptions &options,
+                              const std::function<void(const char *)> &enter_phase) {
+  const std::string key = reference_key(request.app, target.to_string(), options.input_seed);
+  const std::string path = reference_path(options.cache_dir, key);
+  if (auto cached = load_reference(path, key)) return std::move(*cached);
+
+  enter_phase(cp::kPhaseReference);
+  const std::string what = "the reference (compute-root schedule)";
+  AppInstance app = [&] {
+    try {
+      AppInstance a = AppInstance::create(request.app, target);
+      apply_root_schedule(a.pipeline());
+      return a;
+    } catch (const Error &e) {
+      fail(MeasureStatus::kBadRequest, e.what());
+    }
+  }();
+  Halide::Pipeline &p = app.pipeline();
+  compile(p, target, what);
+  ReferenceOutput ref;
+  try {
+    Halide::Realization outputs = run_once(p, target, options.input_seed);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      ref.names.push_back(p.outputs()[i].name());
+      ref.buffers.push_back(outputs[i]);
+    }
+  } catch (const Failure &) {
+    throw;
+  } catch (const std::exception &e) {
+    fail_at_runtime(what, e);
+  }
+  try {
+    save_reference(path, key, ref);
+  } catch (const IoError &e) {
+    spdlog::warn("the reference output is not cached: {}", e.what());
+  }
+  return ref;
+}
+
+void check_outputs(Halide::Pipeline &p, const Halide::Realization &got,
+                   const ReferenceOutput &reference) {
+  if (got.size() != reference.buffers.size()) {
+    fail(MeasureStatus::kWrongOutput, "the candidate has " + std::to_string(got.size()) +
+                                          " outputs, the reference " +
+                                          std::to_string(reference.buffers.size()));
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (auto diff = compare_output(p.outputs()[i].name(), reference.buffers[i], got[i])) {
+      fail(MeasureStatus::kWrongOutput, *diff);
+    }
+  }
+}
+
+// Fills `result` as it goes, so a failure keeps what was learned before it (the host,
+// the compile time).
+void measure(const MeasureRequest &request, const ChildMeasureOptions &options,
+             const std::function<void(const char *)> &enter_phase, MeasureResult &result) {
+  const Halide::Target target = resolve_target(request.target);
+  AppInstance app = load_candidate(request, target);
+  Halide::Pipeline &p = app.pipeline();
+
+  std::optional<ReferenceOutput> reference;
+  if (request.settings.check_output) {
+    reference = reference_for(request, target, options, enter_phase);
+  }
+  enter_phase(cp::kPhaseCompile);
+  result.compile_seconds = compile(p, target, "the candidate");
+
+  enter_phase(cp::kPhaseRun);
+  try {
+    Halide::Realization outputs = run_once(p, target, options.input_seed);
+    if (reference) check_outputs(p, outputs, *reference);
+    result.timing =
+        time_runs([&] { p.realize(outputs, target); }, request.settings.timing);
+  } catch (const Failure &) {
+    throw;
+  } catch (const ConfigError &e) {  // timing settings out of range
+    fail(MeasureStatus::kBadRequest, e.what());
+  } catch (const std::exception &e) {
+    fail_at_runtime("the candidate", e);
+  }
+  result.status = MeasureStatus::kOk;
+}
+
+}  // namespace
+
+MeasureResult measure_in_this_process(const std::string &request_text,
+                                      const ChildMeasureOptions &options,
+                                      const std::function<void(const char *)> &enter_phase) {
+  MeasureResult result;
+  try {
+    enter_phase(cp::kPhaseLoad);
+    result.host = detect_host_facts();
+    const MeasureRequest request = request_from_json(request_text);
+    measure(request, options, enter_phase, result);
+  } catch (const Failure &f) {
+    result.status = f.status;
+    result.error = f.error;
+    result.timing = {};
+  } catch (const ConfigError &e) {
+    result.status = MeasureStatus::kBadRequest;
+    result.error = e.what();
+  } catch (const std::bad_alloc &) {
+    result.status = MeasureStatus::kOutOfMemory;
+    result.error = "the measurement ran out of memory";
+  } catch (const std::exception &e) {
+    result.status = MeasureStatus::kRuntimeCrash;
+    result.error = std::string("unexpected error in the measurement: ") + e.what();
+  }
+  return result;
+}
+
+}  // namespace protuner

@@ -1,0 +1,31 @@
+// The one serialized form of measurement requests and results: JSON, used between the
+// measurer and its child process, on the ZeroMQ wire (inside a versioned envelope), in
+// the result cache and by `protuner measure --json`.
+//
+//   request: {"app": {"name", "library", "generator", "params": {..}},
+//             "schedule": {"kind": "protuner"|"expert"|"default"|"root", "json": "..."},
+//             "target": "host", "settings": {"warmup_runs", "samples", "min_sample_seconds",
+//             "compile_timeout_seconds", "run_timeout_seconds", "memory_limit_mb",
+//             "require_smt_off", "check_output"}}
+//   result:  {"status": "ok", "min_ms", "median_ms", "samples_ms": [..], "relative_spread",
+//             "runs_per_sample", "compile_seconds", "host": {"cpu_model", "logical_cpus",
+//             "physical_cores", "smt", "governor", "halide_target"}, "cpus": [..],
+//             "error": "", "from_cache": false}
+#pragma once
+
+#include <string>
+
+#include "measurer/measurement.h"
+
+namespace protuner {
+
+std::string request_to_json(const MeasureRequest &request);
+// Throws ConfigError naming the field that is missing, of the wrong type or out of range.
+// Settings fields may be omitted (defaults apply).
+MeasureRequest request_from_json(const std::string &text);
+
+std::string result_to_json(const MeasureResult &result);
+// Throws ConfigError like request_from_json.
+MeasureResult result_from_json(const std::string &text);
+
+}  // namespace protuner

@@ -1,0 +1,85 @@
+// What one measurement is: the request a searcher sends (which app, which schedule, which
+// target, how to time it) and the result it gets back. This is the whole interface between
+// search and measurement; the library call, `protuner measure` and the ZeroMQ measurer
+// daemon all speak it, and measure_json.h is its one serialized form.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/app.h"
+#include "common/host_facts.h"
+#include "measurer/timing.h"
+
+namespace protuner {
+
+// Which schedule to measure. "protuner" carries a serialized schedule (schedule_json.h);
+// the others are baselines every report compares against.
+enum class ScheduleKind : uint8_t {
+  kProtuner,  // `schedule_json`: protuner's serialized form
+  kExpert,    // the app's hand-written schedule (generator param expert=true)
+  kDefault,   // Halide's default: everything inlined, outputs serial
+  kRoot,      // every Func compute_root, nothing else: the safe reference schedule
+};
+
+struct ScheduleSpec {
+  ScheduleKind kind = ScheduleKind::kProtuner;
+  std::string schedule_json;  // kProtuner only
+};
+
+// How a candidate is compiled, run, checked and timed. Defaults are the farm's.
+struct MeasureSettings {
+  TimingSettings timing;
+  double compile_timeout_seconds = 300;  // wall clock for JIT compilation in the child
+  double run_timeout_seconds = 120;      // wall clock for reference check + all timing runs
+  int64_t memory_limit_mb = 16384;       // address-space limit of the child
+  bool require_smt_off = false;          // refuse to measure when SMT is on (farm: true)
+  bool check_output = true;              // compare with the reference output
+};
+
+enum class MeasureStatus : uint8_t {
+  kOk,
+  kCompileError,
+  kRuntimeCrash,
+  kTimeout,
+  kOutOfMemory,
+  kWrongOutput,
+  kBadRequest,
+};
+
+// "ok", "compile_error", "runtime_crash", "timeout", "out_of_memory", "wrong_output",
+// "bad_request": the names used on the wire, in JSON and in reports.
+const char *status_name(MeasureStatus status);
+// The inverse; throws ConfigError for an unknown name.
+MeasureStatus parse_status(const std::string &name);
+
+struct MeasureRequest {
+  AppSpec app;
+  ScheduleSpec schedule;
+  std::string target;  // Halide target string; "host" means protuner::host_target()
+  MeasureSettings settings;
+};
+
+struct MeasureResult {
+  MeasureStatus status = MeasureStatus::kBadRequest;
+  double compile_seconds = 0;
+  TimingResult timing;   // empty samples unless status == kOk
+  HostFacts host;        // the host it ran under (cores used, SMT, governor)
+  std::vector<int> cpus;  // the CPUs the child was pinned to
+  std::string error;     // why it failed; empty when ok
+  bool from_cache = false;
+
+  bool ok() const { return status == MeasureStatus::kOk; }
+};
+
+// Something that answers measurement requests: the in-process isolated measurer, a
+// remote measurer daemon through the client, a fake in tests. Implementations never throw
+// for a bad request or a bad candidate: those become a result status.
+class MeasurementBackend {
+ public:
+  virtual ~MeasurementBackend() = default;
+  virtual MeasureResult measure(const MeasureRequest &request) = 0;
+};
+
+}  // namespace protuner

@@ -1,0 +1,95 @@
+// `protuner-measurerd`: one measurer daemon per measuring host (or per set of cores). Thin:
+// it parses options, builds the isolated measurer and the metrics endpoint, and runs
+// MeasurerDaemon until SIGINT or SIGTERM.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <iostream>
+#include <memory>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/metrics_server.h"
+#include "measurer/isolated_measurer.h"
+#include "measurer/measurer_daemon.h"
+
+namespace {
+
+using namespace protuner;
+
+std::atomic<MeasurerDaemon *> g_daemon{nullptr};
+
+extern "C" void on_stop_signal(int) {
+  // MeasurerDaemon::stop() is one lock-free atomic store: safe in a signal handler.
+  if (MeasurerDaemon *d = g_daemon.load()) d->stop();
+}
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+std::string join(const std::vector<int> &v) {
+  std::string out;
+  for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+  return out.empty() ? "all of this process's" : out;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  CLI::App cli{"protuner-measurerd: measures candidate schedules for searchers, one at a time"};
+  MeasurerDaemonOptions daemon_options;
+  IsolatedMeasurerOptions measurer_options;
+  int metrics_port = -1;
+  int heartbeat_ms = static_cast<int>(daemon_options.heartbeat_interval.count());
+  std::string log_level = "info";
+  cli.add_option("--bind", daemon_options.bind, "ZeroMQ endpoint to serve on")
+      ->capture_default_str();
+  cli.add_option("--metrics-port", metrics_port,
+                 "port for Prometheus /metrics on all interfaces (0: any free port; "
+                 "default: no metrics endpoint)");
+  cli.add_option("--cache-dir", measurer_options.cache_dir,
+                 "reference outputs and cached results (default: protuner's cache folder)");
+  cli.add_option("--cpus", measurer_options.cpus,
+                 "CPUs to pin measurements to, e.g. 2,3 (default: this process's affinity)")
+      ->delimiter(',');
+  cli.add_flag("--no-cache", [&](int64_t) { measurer_options.use_result_cache = false; },
+               "measure even when a cached result exists (repeatability runs, tests)");
+  cli.add_flag("--require-smt-off", daemon_options.require_smt_off,
+               "refuse to measure while SMT is on (the farm's policy)");
+  cli.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat interval to clients")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cli.add_option("--log-level", log_level, "trace, debug, info, warn, error or off");
+  CLI11_PARSE(cli, argc, argv);
+  daemon_options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
+
+  try {
+    init_logging(log_level);
+    auto backend = std::make_unique<IsolatedMeasurer>(measurer_options);
+    spdlog::info("measurer: CPUs {}, cache {}{}, host {} (SMT {})", join(backend->cpus()),
+                 backend->cache_dir(), measurer_options.use_result_cache ? "" : " (results not cached)",
+                 backend->host().cpu_model, backend->host().smt);
+    std::unique_ptr<MetricsServer> metrics;
+    if (metrics_port >= 0) {
+      metrics = std::make_unique<MetricsServer>("0.0.0.0:" + std::to_string(metrics_port));
+      spdlog::info("measurer: metrics on port {}", metrics->port());
+    }
+    MeasurerDaemon daemon(daemon_options, std::move(backend),
+                          metrics ? &metrics->registry() : nullptr);
+    g_daemon.store(&daemon);
+    install_stop_handlers();
+    daemon.run();
+    g_daemon.store(nullptr);
+  } catch (const protuner::Error &e) {
+    std::cerr << "protuner-measurerd: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

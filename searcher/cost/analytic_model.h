@@ -1,0 +1,61 @@
+// A cost model that needs no training, so the product works out of the box: per stage,
+// compute time (vector and scalar instructions at the machine's throughput), memory time
+// (traffic beyond each cache level from the featurizer's reuse model, at that level's
+// bandwidth), parallel speed-up limited by load imbalance, and the overheads of starting
+// parallel loops, producing Funcs inside loops, and allocating. It reads only the features
+// (featurizer.h), so it memoizes like them.
+//
+// Not thread-safe (it owns a FeatureCache): one instance per search thread.
+#pragma once
+
+#include <memory>
+
+#include "searcher/cost/cost_model.h"
+#include "searcher/cost/featurizer.h"
+
+namespace protuner {
+
+// The model's constants beyond the machine's facts, in one place. Cycle costs are per
+// core; they are rough by design (see docs/ARCHITECTURE.md for how they were checked).
+struct AnalyticModelOptions {
+  double cycles_per_vector_op = 0.5;  // two vector ALU pipes
+  double cycles_per_scalar_op = 0.35;  // four scalar ALUs, minus address arithmetic
+  double cycles_per_load = 0.5;        // two load ports
+  double cycles_per_gathered_lane = 1.0;  // gathers and scalarized loads, per lane
+  double cycles_per_block = 1.0;          // loop overhead per innermost block
+  double cycles_per_production = 20;      // bounds and loop setup of a Func produced in a loop
+  // One core alone draws this share of the DRAM bandwidth all cores draw together.
+  double single_core_dram_share = 0.6;
+  double parallel_launch_seconds = 3e-6;  // start and join of a parallel loop
+  double parallel_task_seconds = 0.2e-6;  // per task
+  double allocation_seconds = 0.1e-6;     // malloc and free
+  // Smaller allocations are constant-sized stack (or register) space in our loop nests
+  // (every split guards its tail, so sizes are compile-time constants): free.
+  double stack_allocation_max_bytes = 16 * 1024;
+  // Allocations at least this big are fresh pages every time (glibc mmap threshold), so
+  // each first touch page-faults.
+  double page_fault_min_bytes = 128 * 1024;
+  double page_fault_seconds_per_byte = 0.25e-6 / 4096;
+};
+
+class AnalyticModel : public CostModel {
+ public:
+  AnalyticModel(std::shared_ptr<const PipelineGraph> graph, MachineModel machine = {},
+                AnalyticModelOptions options = {});
+
+  std::vector<double> predict(const std::vector<const ScheduleState *> &batch) override;
+  std::string name() const override { return "analytic"; }
+
+  // Seconds per stage node (PipelineFeatures order) of one featurized state.
+  std::vector<double> stage_costs(const PipelineFeatures &features) const;
+  const Featurizer &featurizer() const { return featurizer_; }
+
+ private:
+  double stage_cost(const StageFeatures &s) const;
+
+  Featurizer featurizer_;
+  FeatureCache cache_;
+  AnalyticModelOptions options_;
+};
+
+}  // namespace protuner

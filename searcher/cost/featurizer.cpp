@@ -1,0 +1,493 @@
+#include "searcher/cost/featurizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace protuner {
+namespace {
+
+// Share of a cache a loop's working set may fill and still be reused across that loop's
+// iterations: the rest goes to other data, associativity conflicts and the prefetcher.
+constexpr double kUsableCacheFraction = 0.5;
+
+const FeatureInfo kInvariantInfo[] = {
+#define PROTUNER_X(name, meaning, units) {#name, meaning, units},
+    PROTUNER_INVARIANT_FEATURES(PROTUNER_X)
+#undef PROTUNER_X
+};
+const FeatureInfo kScheduledInfo[] = {
+#define PROTUNER_X(name, meaning, units) {#name, meaning, units},
+    PROTUNER_SCHEDULED_FEATURES(PROTUNER_X)
+#undef PROTUNER_X
+};
+
+int value_bytes(const FuncNode &f) {
+  int bytes = 0;
+  for (const std::string &t : f.value_types) bytes += value_type_bits(t) / 8;
+  return std::max(bytes, 1);
+}
+
+// A memory read after inlining, with the producer resolved to a graph index (-1: an input).
+struct Read {
+  int producer = -1;
+  const Access *access = nullptr;  // the stage's own access, when not composed
+  Access composed;                 // through inlined Funcs
+  const Access &get() const { return access ? *access : composed; }
+};
+
+// Reads of one producer with one index shape: the call sites differ only by constant
+// offsets, so their footprints overlap (a stencil's taps).
+struct ReadGroup {
+  const Access *shape;
+  int bytes;
+  std::vector<double> min_offset, max_offset;
+  std::vector<double> whole;  // per dimension: the extent a gathered index may reach (0: unknown)
+};
+
+// Bytes and cache lines of a set of reads over a box of the stage's loop variables.
+struct Traffic {
+  double bytes = 0, lines = 0;
+};
+
+double box_points(const Region &box) {
+  double n = 1;
+  for (const Span &s : box) n *= static_cast<double>(s.extent());
+  return n;
+}
+
+Traffic traffic_of(const std::vector<ReadGroup> &groups, const Region &box, int line_bytes) {
+  Traffic t;
+  const double loop_points = box_points(box);
+  for (const ReadGroup &g : groups) {
+    const Access &a = *g.shape;
+    double points = 1, e0 = 1;
+    bool gathered0 = false;
+    for (size_t d = 0; d < a.coefficients.size(); ++d) {
+      double extent;
+      if (a.affine[d]) {
+        extent = 1 + (g.max_offset[d] - g.min_offset[d]);
+        for (size_t v = 0; v < box.size(); ++v) {
+          extent += std::abs(a.coefficients[d][v]) * static_cast<double>(box[v].extent() - 1);
+        }
+      } else {
+        extent = g.whole[d] > 0 ? std::min(g.whole[d], loop_points) : loop_points;
+        if (d == 0) gathered0 = true;
+      }
+      extent = std::max(extent, 1.0);
+      points *= extent;
+      if (d == 0) e0 = extent;
+    }
+    t.bytes += points * g.bytes;
+    // Rows of the innermost dimension, each a whole number of lines; gathered elements
+    // each take a line of their own.
+    t.lines += gathered0 ? points : (points / e0) * std::ceil(e0 * g.bytes / line_bytes);
+  }
+  return t;
+}
+
+}  // namespace
+
+const FeatureInfo &feature_info(InvariantFeature f) { return kInvariantInfo[static_cast<int>(f)]; }
+const FeatureInfo &feature_info(ScheduledFeature f) { return kScheduledInfo[static_cast<int>(f)]; }
+
+size_t FeatureCache::KeyHash::operator()(const Key &k) const {
+  size_t h = std::hash<const void *>()(k.decided);
+  for (int i : k.inlined) h = h * 1000003u ^ static_cast<size_t>(i);
+  return h;
+}
+
+void FeatureCache::clear() {
+  entries_.clear();
+  keep_alive_.clear();
+}
+
+Featurizer::Featurizer(std::shared_ptr<const PipelineGraph> graph, MachineModel machine)
+    : graph_(std::move(graph)), machine_(machine) {
+  if (!graph_) throw std::invalid_argument("Featurizer needs a pipeline graph");
+  const PipelineGraph &g = *graph_;
+  for (size_t f = 0; f < g.funcs.size(); ++f) {
+    first_node_.push_back(static_cast<int>(invariant_.stages.size()));
+    const FuncNode &node = g.funcs[f];
+    for (size_t s = 0; s < node.stages.size(); ++s) {
+      const StageNode &st = node.stages[s];
+      StageFeatures sf;
+      sf.func = static_cast<int>(f);
+      sf.stage = static_cast<int>(s);
+      auto set = [&](InvariantFeature k, double v) {
+        sf.invariant[static_cast<int>(k)] = static_cast<float>(v);
+      };
+      for (int k = 0; k < kNumOpKinds; ++k) {
+        set(static_cast<InvariantFeature>(static_cast<int>(InvariantFeature::op_add) + k),
+            st.ops.count(static_cast<OpKind>(k)));
+      }
+      for (int t = 0; t < kNumOpTypes; ++t) {
+        set(static_cast<InvariantFeature>(static_cast<int>(InvariantFeature::type_bool) + t),
+            st.ops.count(static_cast<OpType>(t)));
+      }
+      double bytes = 0;
+      std::vector<std::string> producers;
+      for (const Access &a : st.ops.accesses) {
+        const int p = static_cast<int>(InvariantFeature::access_gather) + static_cast<int>(a.pattern);
+        sf.invariant[p] += 1;
+        bytes += op_type_bytes(a.type);
+        if (!a.is_self) producers.push_back(a.producer);
+      }
+      std::sort(producers.begin(), producers.end());
+      producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
+      set(InvariantFeature::arithmetic_per_point, st.ops.arithmetic());
+      set(InvariantFeature::bytes_loaded_per_point, bytes);
+      set(InvariantFeature::num_producers, static_cast<double>(producers.size()));
+      set(InvariantFeature::is_update, s > 0);
+      set(InvariantFeature::is_output, node.is_output);
+      set(InvariantFeature::inlinable, node.inlinable());
+      set(InvariantFeature::num_pure_vars, st.num_pure);
+      set(InvariantFeature::num_rvars, static_cast<double>(st.rvar_region.size()));
+      set(InvariantFeature::reduction_points, box_points(st.rvar_region));
+      set(InvariantFeature::value_bytes, value_bytes(node));
+      set(InvariantFeature::root_points, box_points(st.loop_region(node.root_region)));
+      invariant_.stages.push_back(sf);
+    }
+  }
+  for (size_t f = 0; f < g.funcs.size(); ++f) {
+    const FuncNode &node = g.funcs[f];
+    for (size_t s = 0; s < node.stages.size(); ++s) {
+      const int me = first_node_[f] + static_cast<int>(s);
+      if (s > 0) invariant_.edges.emplace_back(me - 1, me);
+      std::vector<int> seen;
+      for (const Access &a : node.stages[s].ops.accesses) {
+        const int p = a.is_input || a.is_self ? -1 : g.find(a.producer);
+        if (p < 0 || std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+        seen.push_back(p);
+        invariant_.edges.emplace_back(
+            first_node_[p] + static_cast<int>(g.funcs[p].stages.size()) - 1, me);
+      }
+    }
+  }
+}
+
+namespace {
+
+bool is_inlined(const ScheduleState &state, int f) {
+  return f < state.num_decided() && state.decision(f).placement == Placement::kInline;
+}
+
+// Reads of a stage after folding in every inlined producer, with the histogram and the
+// number of inlined calls that folding adds (per point of the stage).
+struct Folded {
+  std::vector<Read> reads;
+  OpHistogram ops;
+  double inlined_calls = 0;
+};
+
+// Index coefficients of `inner` (a read inside inlined Func p, over p's loop variables)
+// composed with `call` (the consumer's call of p, over the consumer's loop variables).
+Access compose(const Access &inner, const Access &call, const StageNode &p_stage, int num_pure) {
+  Access out = inner;
+  const size_t nv = call.coefficients.empty() ? 0 : call.coefficients[0].size();
+  for (size_t d = 0; d < inner.coefficients.size(); ++d) {
+    std::vector<double> row(nv, 0.0);
+    double offset = inner.offsets[d];
+    bool affine = inner.affine[d];
+    for (size_t j = 0; j < inner.coefficients[d].size() && affine; ++j) {
+      const double c = inner.coefficients[d][j];
+      if (c == 0) continue;
+      const int dim = p_stage.pure_dims[j];
+      if (!call.affine[dim]) {
+        affine = false;
+        break;
+      }
+      for (size_t v = 0; v < nv; ++v) row[v] += c * call.coefficients[dim][v];
+      offset += c * call.offsets[dim];
+    }
+    if (!affine) std::fill(row.begin(), row.end(), 0.0);
+    out.coefficients[d] = std::move(row);
+    out.affine[d] = affine;
+    out.offsets[d] = affine ? offset : 0.0;
+  }
+  out.pattern = classify_access(out.coefficients, out.affine, num_pure);
+  return out;
+}
+
+Folded fold(const ScheduleState &state, int f, int s, int num_pure) {
+  const PipelineGraph &g = state.graph();
+  const StageNode &stage = g.funcs[f].stages[s];
+  Folded out;
+  out.ops = stage.ops;
+  for (const Access &a : stage.ops.accesses) {
+    const int p = a.is_input ? -1 : a.is_self ? f : g.find(a.producer);
+    if (p < 0 || p == f || !is_inlined(state, p)) {
+      out.reads.push_back({p, &a, {}});
+      continue;
+    }
+    const Folded inner = fold(state, p, 0, g.funcs[p].stages[0].num_pure);
+    out.ops.counts[static_cast<int>(OpKind::kLoadFunc)][static_cast<int>(a.type)] -= 1;
+    out.ops.add(inner.ops, 1.0);
+    out.inlined_calls += 1 + inner.inlined_calls;
+    for (const Read &r : inner.reads) {
+      out.reads.push_back({r.producer, nullptr, compose(r.get(), a, g.funcs[p].stages[0], num_pure)});
+    }
+  }
+  return out;
+}
+
+std::vector<ReadGroup> group_reads(const PipelineGraph &g, const std::vector<Read> &reads) {
+  std::vector<ReadGroup> groups;
+  for (const Read &r : reads) {
+    const Access &a = r.get();
+    ReadGroup *match = nullptr;
+    for (ReadGroup &gr : groups) {
+      if (gr.shape->producer == a.producer && gr.shape->coefficients == a.coefficients &&
+          gr.shape->affine == a.affine) {
+        match = &gr;
+      }
+    }
+    if (match == nullptr) {
+      ReadGroup gr{&a, op_type_bytes(a.type), a.offsets, a.offsets, {}};
+      for (size_t d = 0; d < a.coefficients.size(); ++d) {
+        const Region &root = r.producer >= 0 ? g.funcs[r.producer].root_region : Region{};
+        gr.whole.push_back(d < root.size() ? static_cast<double>(root[d].extent()) : 0.0);
+      }
+      groups.push_back(std::move(gr));
+      continue;
+    }
+    for (size_t d = 0; d < a.offsets.size(); ++d) {
+      match->min_offset[d] = std::min(match->min_offset[d], a.offsets[d]);
+      match->max_offset[d] = std::max(match->max_offset[d], a.offsets[d]);
+    }
+  }
+  return groups;
+}
+
+// Bytes of the stage's own Func written over a box of its loop variables.
+double written_bytes(const StageNode &stage, const Region &box, int bytes) {
+  double n = bytes;
+  for (int v = 0; v < stage.num_pure; ++v) n *= static_cast<double>(box[v].extent());
+  return n;
+}
+
+int loops_enclosing(const ScheduleState &state, const FuncDecision &d, bool storage) {
+  if (d.placement != Placement::kAt) return 0;
+  const LoopRef &at = storage ? d.store_at : d.compute_at;
+  return at.is_root() ? 0 : static_cast<int>(state.enclosing_loops(at).size());
+}
+
+}  // namespace
+
+std::vector<int> Featurizer::inlined_into(const ScheduleState &state, int f) const {
+  std::vector<int> out;
+  std::vector<int> todo{f};
+  while (!todo.empty()) {
+    const int g = todo.back();
+    todo.pop_back();
+    for (int p : graph_->funcs[g].producers) {
+      if (!is_inlined(state, p) || std::find(out.begin(), out.end(), p) != out.end()) continue;
+      out.push_back(p);
+      todo.push_back(p);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &state, int f) const {
+  const PipelineGraph &g = *graph_;
+  const FuncNode &node = g.funcs[f];
+  const FuncDecision &d = state.decision(f);
+  const FuncBounds &b = state.bounds(f);
+  const MachineModel &m = machine_;
+  const int bytes = value_bytes(node);
+  int widest = 8;
+  for (const std::string &t : node.value_types) widest = std::max(widest, value_type_bits(t));
+  const double native = std::max(1, m.vector_bits / widest);
+
+  // Tasks of an enclosing parallel loop, for Funcs computed inside one.
+  double enclosing_tasks = 1;
+  if (d.placement == Placement::kAt) {
+    for (const LoopRef &l : state.enclosing_loops(d.compute_at)) {
+      const Loop &loop = state.bounds(l.func).loops[l.stage][l.loop];
+      if (loop.parallel) enclosing_tasks = static_cast<double>(loop.extent);
+    }
+  }
+
+  std::vector<ScheduledFeatures> out(node.stages.size());
+  for (size_t s = 0; s < node.stages.size(); ++s) {
+    const StageNode &stage = node.stages[s];
+    const StageTiling &tiling = d.stages[s];
+    const std::vector<Loop> &loops = b.loops[s];
+    ScheduledFeatures &x = out[s];
+    x.fill(0.0f);
+    auto set = [&](ScheduledFeature k, double v) { x[static_cast<int>(k)] = static_cast<float>(v); };
+
+    const Region whole = stage.loop_region(b.region);
+    const double P = static_cast<double>(b.stage_points[s]);
+    const double R = static_cast<double>(b.realizations);
+    const double A = static_cast<double>(std::max<int64_t>(b.allocations, 1));
+    const double total = P * R;
+    const double root_points = box_points(stage.loop_region(node.root_region));
+
+    // The innermost loop that is not vectorized or unrolled: its iteration is one block.
+    int L = static_cast<int>(loops.size()) - 1;
+    while (L > 0 && loops[L].kind == LoopKind::kInner) --L;
+    double vw = 1, unroll = 1;
+    for (const Loop &l : loops) {
+      if (l.vectorized) vw *= static_cast<double>(l.extent);
+      if (l.unrolled) unroll *= static_cast<double>(l.extent);
+    }
+    const bool own_parallel = !loops.empty() && loops[0].parallel;
+    const double own_tasks = own_parallel ? static_cast<double>(loops[0].extent) : 1;
+    const double tasks = own_parallel ? own_tasks : b.inside_parallel ? enclosing_tasks : 1;
+    const double rounds = std::ceil(tasks / m.cores);
+
+    const Folded folded = fold(state, f, static_cast<int>(s), stage.num_pure);
+    const std::vector<ReadGroup> groups = group_reads(g, folded.reads);
+    const double ops = folded.ops.arithmetic();
+    double gathers = 0;
+    for (const Read &r : folded.reads) gathers += r.get().pattern == AccessPattern::kGather;
+
+    // Vector and scalar work: a guarded tail of the vectorized variable's tile runs scalar.
+    double vec_points = 0;
+    if (vw > 1) {
+      const VarSplit sp = split_of(stage, tiling, 0, whole[0].extent());
+      const double tile = static_cast<double>(sp.tile);
+      vec_points = total * (tile - std::fmod(tile, vw)) / tile;
+    }
+    const double vectors_per_vw = std::ceil(vw / native);
+
+    // Footprints and working sets per loop level (-1: the whole production).
+    const int levels = L + 2;
+    std::vector<double> ws(levels), iterations(levels);
+    std::vector<Traffic> reads(levels);
+    double n = 1;
+    for (int l = -1; l <= L; ++l) {
+      if (l >= 0) n *= static_cast<double>(loops[l].extent);
+      const Region box = l < 0 ? whole : iteration_region(loops, l, tiling, stage, whole);
+      reads[l + 1] = traffic_of(groups, box, m.cache_line_bytes);
+      ws[l + 1] = reads[l + 1].bytes + written_bytes(stage, box, bytes);
+      iterations[l + 1] = n;
+    }
+    // Traffic beyond a cache: the outermost loop whose iteration fits is where reuse
+    // starts; each of its iterations loads its working set once. A production that fits
+    // entirely reads what neighbouring productions or its producers just touched, so
+    // over the run it loads no more than the stage's data over the whole root region.
+    const Region root_box = stage.loop_region(node.root_region);
+    const double compulsory =
+        traffic_of(groups, root_box, m.cache_line_bytes).bytes + written_bytes(stage, root_box, bytes);
+    auto beyond = [&](double cache) {
+      if (ws[0] <= cache * kUsableCacheFraction) return std::min(R * ws[0], std::max(compulsory, ws[0]));
+      for (int i = 1; i < levels; ++i) {
+        if (ws[i] <= cache * kUsableCacheFraction) return iterations[i] * ws[i] * R;
+      }
+      return iterations[levels - 1] * ws[levels - 1] * R;
+    };
+    const double block_vectors = vw > 1 ? unroll * vectors_per_vw : unroll;
+    const Traffic &per_task = reads[own_parallel ? 1 : 0];
+
+    set(ScheduledFeature::decided, 1);
+    set(ScheduledFeature::at_root, d.placement == Placement::kRoot);
+    set(ScheduledFeature::compute_depth, loops_enclosing(state, d, false));
+    set(ScheduledFeature::store_depth, loops_enclosing(state, d, true));
+    set(ScheduledFeature::productions, R);
+    set(ScheduledFeature::realizations, A);
+    set(ScheduledFeature::points_per_production, P);
+    set(ScheduledFeature::points_per_realization, total / A);
+    set(ScheduledFeature::points_total, total);
+    set(ScheduledFeature::recompute_ratio, root_points > 0 ? total / root_points : 1);
+    set(ScheduledFeature::num_loops, static_cast<double>(loops.size()));
+    set(ScheduledFeature::innermost_serial_extent, loops.empty() ? 1 : static_cast<double>(loops[L].extent));
+    set(ScheduledFeature::body_executions, total / (vw * unroll));
+    set(ScheduledFeature::parallel_tasks, own_tasks);
+    set(ScheduledFeature::outer_parallelism, tasks);
+    set(ScheduledFeature::core_utilization, tasks / (rounds * m.cores));
+    set(ScheduledFeature::parallel_launches, own_parallel ? R : 0);
+    set(ScheduledFeature::inside_parallel, b.inside_parallel);
+    set(ScheduledFeature::vector_width, vw);
+    set(ScheduledFeature::native_vector_width, native);
+    set(ScheduledFeature::lane_utilization, vw / (vectors_per_vw * native));
+    set(ScheduledFeature::unrolled_extent, unroll);
+    set(ScheduledFeature::inner_parallelism, vw * unroll);
+    set(ScheduledFeature::ops_per_point, ops);
+    set(ScheduledFeature::vector_ops_total, vw > 1 ? ops * vec_points / vw * vectors_per_vw : 0);
+    set(ScheduledFeature::scalar_ops_total, ops * (total - vec_points));
+    set(ScheduledFeature::loads_per_point, static_cast<double>(folded.reads.size()));
+    set(ScheduledFeature::gather_loads_per_point, gathers);
+    set(ScheduledFeature::inlined_calls, folded.inlined_calls);
+    set(ScheduledFeature::inlined_ops_per_point, ops - stage.ops.arithmetic());
+    set(ScheduledFeature::bytes_read_per_production, reads[0].bytes);
+    set(ScheduledFeature::lines_read_per_production, reads[0].lines);
+    set(ScheduledFeature::bytes_read_per_realization, reads[0].bytes * R / A);
+    set(ScheduledFeature::lines_read_per_realization, reads[0].lines * R / A);
+    set(ScheduledFeature::bytes_read_per_vector, reads[levels - 1].bytes / block_vectors);
+    set(ScheduledFeature::lines_read_per_vector, reads[levels - 1].lines / block_vectors);
+    set(ScheduledFeature::bytes_read_per_task, per_task.bytes);
+    set(ScheduledFeature::lines_read_per_task, per_task.lines);
+    set(ScheduledFeature::bytes_read_total, reads[0].bytes * R);
+    set(ScheduledFeature::bytes_written_per_production, written_bytes(stage, whole, bytes));
+    set(ScheduledFeature::working_set_block, ws[levels - 1]);
+    set(ScheduledFeature::working_set_level1, ws[std::max(levels - 2, 0)]);
+    set(ScheduledFeature::working_set_level2, ws[std::max(levels - 3, 0)]);
+    set(ScheduledFeature::working_set_level3, ws[std::max(levels - 4, 0)]);
+    set(ScheduledFeature::working_set_production, ws[0]);
+    set(ScheduledFeature::traffic_beyond_l1, beyond(static_cast<double>(m.l1_bytes)));
+    set(ScheduledFeature::traffic_beyond_l2, beyond(static_cast<double>(m.l2_bytes)));
+    set(ScheduledFeature::traffic_beyond_l3, beyond(static_cast<double>(m.l3_bytes)));
+    if (s == 0) {
+      const double alloc = box_points(b.store_region) * bytes;
+      set(ScheduledFeature::alloc_bytes, alloc);
+      set(ScheduledFeature::alloc_bytes_total, alloc * A);
+    }
+    set(ScheduledFeature::store_at_root,
+        d.placement == Placement::kRoot || (d.placement == Placement::kAt && d.store_at.is_root()));
+  }
+  return out;
+}
+
+PipelineFeatures Featurizer::assemble(const ScheduleState &state, FeatureCache *cache) const {
+  if (&state.graph() != graph_.get()) {
+    throw std::invalid_argument("Featurizer: the state is of another pipeline graph");
+  }
+  PipelineFeatures out = invariant_;
+  bool learned = false;
+  for (int f = 0; f < state.num_decided(); ++f) {
+    const int first = first_node_[f];
+    if (state.decision(f).placement == Placement::kInline) {
+      out.stages[first].scheduled[static_cast<int>(ScheduledFeature::decided)] = 1;
+      out.stages[first].scheduled[static_cast<int>(ScheduledFeature::inlined)] = 1;
+      continue;
+    }
+    const std::vector<ScheduledFeatures> *features = nullptr;
+    std::vector<ScheduledFeatures> fresh;
+    if (cache != nullptr) {
+      FeatureCache::Key key{&state.bounds(f), inlined_into(state, f)};
+      auto it = cache->entries_.find(key);
+      if (it != cache->entries_.end()) {
+        ++cache->hits_;
+        features = &it->second;
+      } else {
+        ++cache->misses_;
+        if (cache->entries_.size() >= cache->max_entries_ ||
+            cache->keep_alive_.size() >= cache->max_entries_ / FeatureCache::kEntriesPerState) {
+          cache->clear();
+        }
+        features = &cache->entries_.emplace(std::move(key), func_features(state, f)).first->second;
+        learned = true;
+      }
+    } else {
+      fresh = func_features(state, f);
+      features = &fresh;
+    }
+    for (size_t s = 0; s < features->size(); ++s) out.stages[first + s].scheduled = (*features)[s];
+  }
+  if (learned) cache->keep_alive_.push_back(state);
+  return out;
+}
+
+PipelineFeatures Featurizer::featurize(const ScheduleState &state) const {
+  return assemble(state, nullptr);
+}
+
+PipelineFeatures Featurizer::featurize(const ScheduleState &state, FeatureCache &cache) const {
+  return assemble(state, &cache);
+}
+
+}  // namespace protuner

@@ -1,0 +1,83 @@
+// The searcher's side of the measurer service: sends a batch of candidates to one or more
+// measurer daemons (wire.h) and returns every reply, in request order. Measurers are serial,
+// so each gets at most one request at a time from this client; the rest wait here and go
+// to whichever measurer frees up first. A measurer that stops answering heartbeats, or that
+// sits on a request past its deadline, loses that request to another live measurer.
+//
+// Thread safety: measure_batch() and measure() may be called from any thread, but calls
+// are serialized (one batch at a time per client; use one client per searcher thread for
+// parallel batches). Not copyable or movable.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "measurer/measurement.h"
+#include "measurer/wire.h"
+
+namespace protuner {
+
+// Every tunable of the client, with its default, in one place.
+struct ClientOptions {
+  // Pings to each measurer; a live measurer silent for `liveness` intervals is dead.
+  // The daemon's own interval (announced in its ready message) wins when it is longer.
+  std::chrono::milliseconds heartbeat_interval = wire::kDefaultHeartbeatInterval;
+  int liveness = wire::kLiveness;
+  // How long a measurer may hold a request once it has started on it (the clock restarts
+  // while heartbeats say it is still queued behind other clients' requests). Zero derives it
+  // from the request: 2 x compile timeout (the first request of an app also compiles the
+  // reference) + run timeout + `request_timeout_slack`.
+  std::chrono::milliseconds request_timeout{0};
+  std::chrono::milliseconds request_timeout_slack{30000};
+  // Attempts per request, counting the first; a request whose measurer died or timed out
+  // this many times is returned with status timeout.
+  int max_attempts = 3;
+  // A batch fails what it has left when no measurer has been usable for this long
+  // (covers a wrong endpoint list and a farm with every measurer down).
+  std::chrono::milliseconds no_measurer_timeout{30000};
+  // A dead measurer is reconnected after a backoff that doubles from the heartbeat
+  // interval up to this.
+  std::chrono::milliseconds max_reconnect_backoff{32000};
+};
+
+class MeasurerClient : public MeasurementBackend {
+ public:
+  // Counters since construction, for logs and tests.
+  struct Stats {
+    int64_t sent = 0;        // measure messages sent, retries included
+    int64_t retried = 0;     // attempts that failed and were sent again
+    int64_t gave_up = 0;     // requests returned as timeout by the client itself
+    int64_t deaths = 0;      // times a measurer was declared dead
+    std::vector<int64_t> answered;  // results received, per endpoint (constructor order)
+  };
+
+  // `endpoints` like "tcp://host:5555". Connects at once, in the background (ZeroMQ
+  // reconnects on its own). Throws ConfigError for an empty list, a malformed endpoint or
+  // a bad option.
+  MeasurerClient(std::vector<std::string> endpoints, ClientOptions options = {});
+  ~MeasurerClient() override;
+  MeasurerClient(const MeasurerClient &) = delete;
+  MeasurerClient &operator=(const MeasurerClient &) = delete;
+
+  // One result per request, in request order. Never throws for a measurer problem: a
+  // request no measurer answered is a result with status timeout and an error saying why
+  // (each attempt: which measurer, what happened).
+  std::vector<MeasureResult> measure_batch(const std::vector<MeasureRequest> &requests);
+
+  // MeasurementBackend: a batch of one.
+  MeasureResult measure(const MeasureRequest &request) override;
+
+  Stats stats() const;
+
+ private:
+  struct Impl;
+  class Batch;  // the state of one measure_batch call
+  std::unique_ptr<Impl> impl_;
+  mutable std::mutex mutex_;
+};
+
+}  // namespace protuner

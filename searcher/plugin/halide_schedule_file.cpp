@@ -1,0 +1,45 @@
+// The body of Halide's .schedule.h for a protuner schedule (see halide_schedule_file.h).
+#include "searcher/plugin/halide_schedule_file.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "searcher/apply_schedule.h"
+#include "searcher/schedule_json.h"
+
+namespace protuner {
+namespace {
+
+// FNV-1a: a stable 64-bit hash of the serialized schedule (std::hash may differ between
+// builds, and the name must be the same in every process that emits this schedule).
+uint64_t fnv1a64(const std::string &text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+std::string halide_schedule_body(const ScheduleState &state) {
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx",
+                static_cast<unsigned long long>(fnv1a64(schedule_to_json(state))));
+  const std::string name = std::string("protuner_") + hex;
+  const std::string fn = "apply_schedule_" + name;
+  std::ostringstream os;
+  os << "    // protuner's schedule is " << fn << ", defined below at namespace scope:\n"
+     << "    // it needs the Func order code (searcher/func_order.h) a function body cannot "
+        "hold.\n"
+     << "    void " << fn << "(::Halide::Pipeline, const ::Halide::Target &);\n"
+     << "    " << fn << "(pipeline, target);\n"
+     << "}\n\n"
+     << schedule_source(state, name) << "\n"
+     << "// Takes the closing brace Halide writes after the schedule body.\n"
+     << "inline void " << fn << "_end_of_file() {\n";
+  return os.str();
+}
+
+}  // namespace protuner

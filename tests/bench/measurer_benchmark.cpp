@@ -1,0 +1,175 @@
+// The measurer's two numbers from issue 5, printed as a table (not a test: timings on a
+// shared machine are for a person to read):
+//   overhead      - the minimum the IsolatedMeasurer reports for an app's expert schedule
+//                   vs the same pipeline compiled in this process and timed in a tight
+//                   loop on the same CPUs with the same thread count (target: within 5%);
+//   repeatability - the spread of the minima of 5 isolated measurements of the same
+//                   schedule, result cache off (target: within 3%).
+//
+// Usage: measurer_benchmark [--apps harris,unsharp,resnet50/resnet50_head] [--repeats 5]
+//                           [--cpus 0,1]
+// An app is <library>/<generator> or <name> (library libprotuner_app_<name>.so, generator
+// <name>), found in the build's lib/.
+#include <sched.h>
+
+#include <Halide.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "common/app.h"
+#include "common/host_target.h"
+#include "common/pipeline_io.h"
+#include "coordinator/text_table.h"
+#include "measurer/isolated_measurer.h"
+
+namespace {
+
+using namespace protuner;
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::vector<std::string> apps = {"harris", "unsharp", "resnet50/resnet50_head"};
+  int repeats = 5;
+  std::vector<int> cpus;
+};
+
+std::vector<std::string> split(const std::string &s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
+AppSpec app_spec(const std::string &arg) {
+  const auto slash = arg.find('/');
+  const std::string lib = slash == std::string::npos ? arg : arg.substr(0, slash);
+  const std::string gen = slash == std::string::npos ? arg : arg.substr(slash + 1);
+  return {gen, std::string(PROTUNER_APP_LIBRARY_DIR) + "/libprotuner_app_" + lib + ".so", gen, {}};
+}
+
+// The app's expert schedule compiled in this process, timed with the same statistic the
+// measurer reports (per-run time of the fastest of `samples` batches, each batch at least
+// `min_sample_seconds` long) around realize() directly.
+class DirectTimer {
+ public:
+  explicit DirectTimer(const AppSpec &spec)
+      : target_(host_target()),
+        app_(AppInstance::create(spec, target_, {{"expert", "true"}})),
+        out_(allocate_outputs(app_.pipeline(), estimated_output_extents(app_.pipeline()))) {
+    bind_random_inputs(app_.pipeline(), 1);
+    app_.pipeline().compile_jit(target_);
+  }
+
+  double min_ms(const TimingSettings &timing) {
+    Halide::Pipeline &p = app_.pipeline();
+    auto start = Clock::now();
+    p.realize(out_, target_);
+    const double one = std::chrono::duration<double>(Clock::now() - start).count();
+    for (int i = 1; i < timing.warmup_runs; ++i) p.realize(out_, target_);
+    const int runs = std::max(1, static_cast<int>(std::ceil(timing.min_sample_seconds / one)));
+    double best = INFINITY;
+    for (int s = 0; s < timing.samples; ++s) {
+      start = Clock::now();
+      for (int r = 0; r < runs; ++r) p.realize(out_, target_);
+      best = std::min(
+          best, std::chrono::duration<double, std::milli>(Clock::now() - start).count() / runs);
+    }
+    return best;
+  }
+
+ private:
+  Halide::Target target_;
+  AppInstance app_;
+  Halide::Realization out_;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void pin_this_process(const std::vector<int> &cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+  // Halide reads this when its thread pool starts, which has not happened yet.
+  setenv("HL_NUM_THREADS", std::to_string(cpus.size()).c_str(), 1);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Args args;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--apps") {
+      args.apps = split(value);
+    } else if (flag == "--repeats") {
+      args.repeats = std::stoi(value);
+    } else if (flag == "--cpus") {
+      for (const auto &c : split(value)) args.cpus.push_back(std::stoi(c));
+    } else {
+      std::cerr << "unknown flag " << flag << "\n";
+      return 2;
+    }
+  }
+  const auto cache = std::filesystem::temp_directory_path() / "protuner_measurer_benchmark";
+  IsolatedMeasurerOptions options;
+  options.cpus = args.cpus;
+  options.cache_dir = cache.string();
+  options.use_result_cache = false;
+  IsolatedMeasurer measurer(options);
+  pin_this_process(measurer.cpus());
+
+  const MeasureSettings settings;  // the farm's defaults: 10 samples of >= 50 ms
+  TextTable table({"app", "isolated min ms (median; lo..hi)", "direct min ms (median)",
+                   "overhead %",
+                   "minima spread %", "compile s"});
+  for (const std::string &name : args.apps) {
+    MeasureRequest request;
+    request.app = app_spec(name);
+    request.schedule = {ScheduleKind::kExpert, ""};
+    request.target = "host";
+    request.settings = settings;
+    // Isolated and direct alternate, so a change in background load touches both alike.
+    DirectTimer direct(request.app);
+    std::vector<double> minima, direct_minima;
+    double compile = 0;
+    for (int i = 0; i < args.repeats; ++i) {
+      const MeasureResult r = measurer.measure(request);
+      if (!r.ok()) {
+        std::cerr << name << ": " << status_name(r.status) << ": " << r.error << "\n";
+        return 1;
+      }
+      minima.push_back(r.timing.min_ms);
+      compile = r.compile_seconds;
+      direct_minima.push_back(direct.min_ms(settings.timing));
+      std::cerr << name << " #" << i + 1 << ": isolated " << minima.back() << " ms, direct "
+                << direct_minima.back() << " ms\n";
+    }
+    const double lo = *std::min_element(minima.begin(), minima.end());
+    const double hi = *std::max_element(minima.begin(), minima.end());
+    const double iso = median(minima), dir = median(direct_minima);
+    table.add_row({name,
+                   format_fixed(iso, 3) + " (" + format_fixed(lo, 3) + ".." + format_fixed(hi, 3) +
+                       ")",
+                   format_fixed(dir, 3), format_fixed(100 * (iso / dir - 1), 2),
+                   format_fixed(100 * (hi / lo - 1), 2), format_fixed(compile, 2)});
+  }
+  const HostFacts &h = measurer.host();
+  std::cout << "measurer_benchmark: " << h.cpu_model << ", cpus " << measurer.cpus().size()
+            << ", SMT " << h.smt << ", governor " << h.governor << "\n"
+            << "isolated = the minima of " << args.repeats
+            << " IsolatedMeasurer runs (10 samples >= 50 ms each, cache off), alternating with "
+            << "as many in-process (direct) timings; overhead = median isolated / median direct "
+            << "- 1; spread = max / min - 1 of the isolated minima\n\n";
+  table.print(std::cout);
+  return 0;
+}

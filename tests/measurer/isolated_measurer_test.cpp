@@ -1,0 +1,270 @@
+// The isolated measurer end to end: real helper processes measuring the small test
+// generators. Each bad candidate (crash, hang, unbounded allocation, wrong answer, bad
+// request) gets its status, and the same measurer then measures a good candidate.
+#include <gtest/gtest.h>
+
+#include <Halide.h>
+
+#include <filesystem>
+#include <random>
+
+#include "common/errors.h"
+#include "common/host_target.h"
+#include "measurer/child_protocol.h"
+#include "measurer/isolated_measurer.h"
+#include "measurer/measure_child.h"
+#include "searcher/pipeline_graph.h"
+#include "searcher/schedule_json.h"
+#include "searcher/search_space.h"
+
+namespace protuner {
+namespace {
+
+// Short timing: these tests check statuses, not runtimes.
+MeasureSettings quick_settings() {
+  MeasureSettings s;
+  s.timing = {1, 3, 0.005};
+  s.compile_timeout_seconds = 60;
+  s.run_timeout_seconds = 30;
+  s.memory_limit_mb = 4096;
+  return s;
+}
+
+MeasureRequest request(const std::string &library, const std::string &generator,
+                       ScheduleKind kind, const std::string &schedule_json = "") {
+  MeasureRequest r;
+  r.app = {generator, library, generator, {}};
+  r.schedule = {kind, schedule_json};
+  r.target = "host";
+  r.settings = quick_settings();
+  return r;
+}
+
+MeasureRequest blur(ScheduleKind kind = ScheduleKind::kExpert) {
+  return request(PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", kind);
+}
+
+MeasureRequest faulty(const std::string &generator) {
+  return request(PROTUNER_TEST_FAULTY_LIBRARY, generator, ScheduleKind::kExpert);
+}
+
+// A measurer without the result cache, sharing reference outputs with the other test
+// processes.
+IsolatedMeasurerOptions test_options() {
+  IsolatedMeasurerOptions o;
+  o.cache_dir = PROTUNER_TEST_CACHE_DIR;
+  o.use_result_cache = false;
+  return o;
+}
+
+// A random complete protuner schedule for test_blur, in its serialized form.
+std::string random_blur_schedule() {
+  const Halide::Target target = host_target();
+  AppInstance app = AppInstance::create(
+      {"test_blur", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}}, target);
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(app.pipeline()));
+  const SearchSpace space(SearchSpaceOptions::for_target(target));
+  std::mt19937_64 rng(7);
+  ScheduleState state(graph);
+  EXPECT_TRUE(space.random_rollout(state, rng));
+  return schedule_to_json(state);
+}
+
+void expect_good_candidate_ok(IsolatedMeasurer &m) {
+  const MeasureResult r = m.measure(blur());
+  EXPECT_EQ(status_name(r.status), std::string("ok")) << r.error;
+}
+
+#define EXPECT_STATUS(result, expected) \
+  EXPECT_EQ(status_name((result).status), std::string(status_name(expected))) << (result).error
+
+TEST(IsolatedMeasurer, AGoodCandidateIsTimedOnTheMeasurersCpus) {
+  IsolatedMeasurer m(test_options());
+  const MeasureResult r = m.measure(blur());
+  EXPECT_STATUS(r, MeasureStatus::kOk);
+  EXPECT_EQ(r.timing.samples_ms.size(), 3u);
+  EXPECT_GT(r.timing.min_ms, 0);
+  EXPECT_LE(r.timing.min_ms, r.timing.median_ms);
+  EXPECT_GT(r.compile_seconds, 0);
+  EXPECT_EQ(r.cpus, m.cpus());
+  EXPECT_EQ(r.host.logical_cpus, static_cast<int>(m.cpus().size()));
+  EXPECT_TRUE(r.error.empty());
+  EXPECT_FALSE(r.from_cache);
+}
+
+TEST(IsolatedMeasurer, PinsTheChildToAnExplicitCpuList) {
+  IsolatedMeasurerOptions o = test_options();
+  o.cpus = {0};
+  IsolatedMeasurer m(o);
+  const MeasureResult r = m.measure(blur());
+  EXPECT_STATUS(r, MeasureStatus::kOk);
+  EXPECT_EQ(r.cpus, std::vector<int>{0});
+  EXPECT_EQ(r.host.logical_cpus, 1);
+}
+
+TEST(IsolatedMeasurer, RefusesCpusThisProcessCannotUse) {
+  IsolatedMeasurerOptions o = test_options();
+  o.cpus = {CPU_SETSIZE - 1};
+  EXPECT_THROW(IsolatedMeasurer{o}, ConfigError);
+}
+
+TEST(IsolatedMeasurer, MeasuresEveryScheduleKind) {
+  IsolatedMeasurer m(test_options());
+  EXPECT_STATUS(m.measure(blur(ScheduleKind::kDefault)), MeasureStatus::kOk);
+  EXPECT_STATUS(m.measure(blur(ScheduleKind::kRoot)), MeasureStatus::kOk);
+  MeasureRequest tuned = blur(ScheduleKind::kProtuner);
+  tuned.schedule.schedule_json = random_blur_schedule();
+  EXPECT_STATUS(m.measure(tuned), MeasureStatus::kOk);
+}
+
+TEST(IsolatedMeasurer, ASegfaultIsARuntimeCrashAndTheMeasurerGoesOn) {
+  IsolatedMeasurer m(test_options());
+  const MeasureResult r = m.measure(faulty("test_segfault"));
+  EXPECT_STATUS(r, MeasureStatus::kRuntimeCrash);
+  EXPECT_NE(r.error.find("signal 11"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("while running"), std::string::npos) << r.error;
+  expect_good_candidate_ok(m);
+}
+
+TEST(IsolatedMeasurer, AnEndlessLoopTimesOutAndTheMeasurerGoesOn) {
+  IsolatedMeasurer m(test_options());
+  MeasureRequest spin = faulty("test_spin_forever");
+  spin.settings.run_timeout_seconds = 1.5;
+  const auto start = std::chrono::steady_clock::now();
+  const MeasureResult r = m.measure(spin);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_STATUS(r, MeasureStatus::kTimeout);
+  EXPECT_NE(r.error.find("run phase limit is 1.5 s"), std::string::npos) << r.error;
+  EXPECT_LT(took, 30);
+  expect_good_candidate_ok(m);
+}
+
+TEST(IsolatedMeasurer, ASlowCompileTimesOutInTheCompilePhase) {
+  IsolatedMeasurer m(test_options());
+  MeasureRequest r = blur();
+  r.settings.check_output = false;
+  r.settings.compile_timeout_seconds = 0.05;  // less than starting the helper takes
+  const MeasureResult result = m.measure(r);
+  EXPECT_STATUS(result, MeasureStatus::kTimeout);
+  EXPECT_NE(result.error.find("phase limit is 0.05 s"), std::string::npos) << result.error;
+}
+
+TEST(IsolatedMeasurer, UnboundedAllocationIsOutOfMemoryAndTheMeasurerGoesOn) {
+  IsolatedMeasurer m(test_options());
+  MeasureRequest hog = faulty("test_allocate_forever");
+  hog.settings.memory_limit_mb = 768;
+  const MeasureResult r = m.measure(hog);
+  EXPECT_STATUS(r, MeasureStatus::kOutOfMemory);
+  expect_good_candidate_ok(m);
+}
+
+TEST(IsolatedMeasurer, HalideRunningOutOfMemoryIsOutOfMemory) {
+  IsolatedMeasurer m(test_options());
+  MeasureRequest huge = faulty("test_huge_buffer");
+  huge.settings.memory_limit_mb = 512;
+  huge.settings.check_output = false;  // the root reference needs the same huge buffer
+  const MeasureResult r = m.measure(huge);
+  EXPECT_STATUS(r, MeasureStatus::kOutOfMemory);
+  EXPECT_NE(r.error.find("Out of memory"), std::string::npos) << r.error;
+}
+
+TEST(IsolatedMeasurer, AScheduleBugIsWrongOutputNamingTheFirstBadPoint) {
+  IsolatedMeasurer m(test_options());
+  const MeasureResult r = m.measure(faulty("test_wrong_scan"));
+  EXPECT_STATUS(r, MeasureStatus::kWrongOutput);
+  EXPECT_NE(r.error.find("output 'output"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("first at ("), std::string::npos) << r.error;
+  EXPECT_TRUE(r.timing.samples_ms.empty());  // never reported as fast
+  // The same algorithm under its correct (compute-root) schedule passes.
+  MeasureRequest root = faulty("test_wrong_scan");
+  root.schedule.kind = ScheduleKind::kRoot;
+  EXPECT_STATUS(m.measure(root), MeasureStatus::kOk);
+}
+
+TEST(IsolatedMeasurer, BadRequestsSayWhatIsWrong) {
+  IsolatedMeasurer m(test_options());
+  const MeasureResult unknown =
+      m.measure(request(PROTUNER_TEST_GENERATOR_LIBRARY, "nope", ScheduleKind::kExpert));
+  EXPECT_STATUS(unknown, MeasureStatus::kBadRequest);
+  EXPECT_NE(unknown.error.find("has no generator 'nope'"), std::string::npos) << unknown.error;
+
+  const MeasureResult missing = m.measure(request("/no/such/lib.so", "g", ScheduleKind::kRoot));
+  EXPECT_STATUS(missing, MeasureStatus::kBadRequest);
+  EXPECT_NE(missing.error.find("/no/such/lib.so"), std::string::npos) << missing.error;
+
+  // A schedule for test_blur sent with another pipeline.
+  const MeasureResult other = m.measure(request(PROTUNER_TEST_FAULTY_LIBRARY, "test_wrong_scan",
+                                                ScheduleKind::kProtuner, random_blur_schedule()));
+  EXPECT_STATUS(other, MeasureStatus::kBadRequest);
+
+  MeasureRequest bad_target = blur();
+  bad_target.target = "x86-64-linux-notafeature";
+  EXPECT_STATUS(m.measure(bad_target), MeasureStatus::kBadRequest);
+  expect_good_candidate_ok(m);
+}
+
+TEST(MeasureChild, MalformedRequestTextIsABadRequest) {
+  ChildMeasureOptions o;
+  o.cache_dir = PROTUNER_TEST_CACHE_DIR;
+  std::vector<std::string> phases;
+  const MeasureResult r =
+      measure_in_this_process("{\"app\": ", o, [&](const char *p) { phases.push_back(p); });
+  EXPECT_STATUS(r, MeasureStatus::kBadRequest);
+  EXPECT_NE(r.error.find("not valid JSON"), std::string::npos) << r.error;
+  EXPECT_EQ(phases, std::vector<std::string>{child_protocol::kPhaseLoad});
+}
+
+TEST(IsolatedMeasurer, RepeatsAreAnsweredFromTheCacheButCrashesAreNot) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("protuner_result_cache_test_" + std::to_string(getpid()));
+  IsolatedMeasurerOptions o = test_options();
+  o.cache_dir = dir.string();
+  o.use_result_cache = true;
+  IsolatedMeasurer m(o);
+  MeasureRequest r = blur();
+  r.settings.check_output = false;
+  const MeasureResult first = m.measure(r);
+  const MeasureResult second = m.measure(r);
+  EXPECT_STATUS(first, MeasureStatus::kOk);
+  EXPECT_FALSE(first.from_cache);
+  EXPECT_TRUE(second.from_cache);
+  EXPECT_EQ(second.timing.min_ms, first.timing.min_ms);
+  // Another schedule, other settings: a different key.
+  r.settings.timing.samples = 4;
+  EXPECT_FALSE(m.measure(r).from_cache);
+
+  MeasureRequest crash = faulty("test_segfault");
+  crash.settings.check_output = false;
+  EXPECT_FALSE(m.measure(crash).from_cache);
+  const MeasureResult again = m.measure(crash);
+  EXPECT_STATUS(again, MeasureStatus::kRuntimeCrash);
+  EXPECT_FALSE(again.from_cache);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(IsolatedMeasurer, RequireSmtOffRefusesWhenSmtIsOn) {
+  IsolatedMeasurerOptions o = test_options();
+  o.smt_override = "on";
+  IsolatedMeasurer m(o);
+  MeasureRequest r = blur();
+  r.settings.require_smt_off = true;
+  const MeasureResult refused = m.measure(r);
+  EXPECT_STATUS(refused, MeasureStatus::kBadRequest);
+  EXPECT_NE(refused.error.find("SMT is on"), std::string::npos) << refused.error;
+  EXPECT_EQ(refused.host.smt, "on");
+  // Without the requirement it measures, and records the SMT state it ran under.
+  r.settings.require_smt_off = false;
+  const MeasureResult measured = m.measure(r);
+  EXPECT_STATUS(measured, MeasureStatus::kOk);
+  EXPECT_EQ(measured.host.smt, "on");
+}
+
+TEST(IsolatedMeasurer, AMissingHelperExecutableIsAConfigError) {
+  IsolatedMeasurerOptions o = test_options();
+  o.child_executable = "/no/such/protuner-measure-child";
+  EXPECT_THROW(IsolatedMeasurer{o}, ConfigError);
+}
+
+}  // namespace
+}  // namespace protuner

@@ -1,0 +1,167 @@
+// Featurization: hand-computed values on small pipelines, inlined Funcs folding into their
+// consumers, and the memoized features equal to fresh ones over random rollouts (a
+// differential test with fixed seeds).
+#include <gtest/gtest.h>
+
+#include <Halide.h>
+#include <cstring>
+#include <random>
+
+#include "common/host_target.h"
+#include "searcher/cost/featurizer.h"
+#include "searcher/search_space.h"
+#include "tests/searcher/cost_test_support.h"
+#include "tests/searcher/test_pipelines.h"
+
+namespace protuner {
+namespace {
+
+using F = ScheduledFeature;
+
+// f(x, y) = g(x, y) + g(x + 1, y), g(x, y) = in(x, y) * 3, over 64 x 64 points.
+std::shared_ptr<const PipelineGraph> two_tap_graph() {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func g("g"), f("f");
+  g(x, y) = in(x, y) * 3.0f;
+  f(x, y) = g(x, y) + g(x + 1, y);
+  in.set_estimates({{0, 65}, {0, 64}});
+  f.set_estimates({{0, 64}, {0, 64}});
+  Pipeline p(f);
+  return std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+}
+
+TEST(Featurizer, ComputesHandCheckedValuesForARootStage) {
+  auto graph = two_tap_graph();
+  ASSERT_EQ(graph->funcs.size(), 3u);  // f, g, in_im
+  const Featurizer fz(graph);
+  ScheduleState s(graph);
+  FuncDecision d = testing::root_decision(s, false);
+  d.stages[0].inner[0] = 16;  // vectorize x by 16, serial otherwise
+  s.decide(d);
+  const StageFeatures &f = fz.featurize(s).stages[0];
+  EXPECT_EQ(f[F::decided], 1);
+  EXPECT_EQ(f[F::at_root], 1);
+  EXPECT_EQ(f[F::points_total], 64 * 64);
+  EXPECT_EQ(f[F::productions], 1);
+  EXPECT_EQ(f[F::vector_width], 16);
+  EXPECT_EQ(f[F::native_vector_width], 16);  // 512-bit vectors of float32
+  EXPECT_EQ(f[F::lane_utilization], 1);
+  EXPECT_EQ(f[F::ops_per_point], 2);  // the float add, and the index x + 1
+  EXPECT_EQ(f[F::vector_ops_total], 2 * 64 * 64 / 16);
+  EXPECT_EQ(f[F::scalar_ops_total], 0);
+  EXPECT_EQ(f[F::loads_per_point], 2);
+  // g is read over 65 x 64 points: the two taps overlap.
+  EXPECT_EQ(f[F::bytes_read_per_production], 65 * 64 * 4);
+  EXPECT_EQ(f[F::lines_read_per_production], 64 * 5);  // 260 bytes per row: 5 lines
+  EXPECT_EQ(f[F::bytes_written_per_production], 64 * 64 * 4);
+  EXPECT_EQ(f[F::alloc_bytes], 64 * 64 * 4);
+  EXPECT_EQ(f[F::parallel_tasks], 1);
+  EXPECT_EQ(f[F::core_utilization], 0.5f);  // one task on two cores
+  // One block is one vector of x at one y: 17 values of g, 16 of f.
+  EXPECT_EQ(f[F::working_set_block], (17 + 16) * 4);
+  EXPECT_EQ(f[F::bytes_read_per_vector], 17 * 4);
+  // Undecided Funcs: invariant features only.
+  const StageFeatures &g = fz.featurize(s).stages[1];
+  EXPECT_EQ(g[F::decided], 0);
+  EXPECT_EQ(g[InvariantFeature::op_mul], 1);
+  EXPECT_EQ(g[InvariantFeature::op_load_func], 1);
+  EXPECT_EQ(g[InvariantFeature::access_pointwise], 1);
+}
+
+TEST(Featurizer, FoldsInlinedFuncsIntoTheirConsumers) {
+  auto graph = two_tap_graph();
+  const Featurizer fz(graph);
+  ScheduleState s(graph);
+  s.decide(testing::root_decision(s, false));
+  s.decide(testing::inline_decision());  // g
+  const PipelineFeatures pf = fz.featurize(s);
+  const StageFeatures &f = pf.stages[0];
+  EXPECT_EQ(pf.stages[1][F::inlined], 1);
+  EXPECT_EQ(f[F::inlined_calls], 2);
+  EXPECT_EQ(f[F::ops_per_point], 4);  // the adds, and a mul per call of g
+  EXPECT_EQ(f[F::inlined_ops_per_point], 2);
+  EXPECT_EQ(f[F::loads_per_point], 2);  // in_im, twice, composed through g
+  EXPECT_EQ(f[F::bytes_read_per_production], 65 * 64 * 4);
+  // in_im inlined too: the reads reach the input buffer itself.
+  s.decide(testing::inline_decision());
+  const StageFeatures &f2 = fz.featurize(s).stages[0];
+  EXPECT_EQ(f2[F::inlined_calls], 4);
+  EXPECT_EQ(f2[F::ops_per_point], 4);
+  EXPECT_EQ(f2[F::loads_per_point], 2);
+  EXPECT_EQ(f2[F::bytes_read_per_production], 65 * 64 * 4);
+}
+
+TEST(Featurizer, ListsEveryStageAndTheStageDag) {
+  auto graph = std::make_shared<const PipelineGraph>([] {
+    Halide::Pipeline p = testing::matmul_pipeline(32);
+    return analyze_pipeline(p);
+  }());
+  const Featurizer fz(graph);
+  const PipelineFeatures &inv = fz.invariant();
+  // c (2 stages), a_im, b_im.
+  ASSERT_EQ(inv.stages.size(), 4u);
+  EXPECT_EQ(inv.stages[1][InvariantFeature::is_update], 1);
+  EXPECT_EQ(inv.stages[1][InvariantFeature::reduction_points], 32);
+  std::vector<std::pair<int, int>> edges = inv.edges;
+  std::sort(edges.begin(), edges.end());
+  EXPECT_EQ(edges, (std::vector<std::pair<int, int>>{{0, 1}, {2, 1}, {3, 1}}));
+}
+
+bool same_features(const PipelineFeatures &a, const PipelineFeatures &b) {
+  if (a.stages.size() != b.stages.size()) return false;
+  for (size_t i = 0; i < a.stages.size(); ++i) {
+    if (std::memcmp(a.stages[i].scheduled.data(), b.stages[i].scheduled.data(),
+                    sizeof(ScheduledFeatures)) != 0 ||
+        std::memcmp(a.stages[i].invariant.data(), b.stages[i].invariant.data(),
+                    sizeof(a.stages[i].invariant)) != 0) {
+      return false;
+    }
+  }
+  return a.edges == b.edges;
+}
+
+// Rollouts that branch like a tree search: at every step several children are featurized
+// through one shared cache, then one of them is followed.
+void check_memoized_equals_fresh(const std::function<Halide::Pipeline()> &build, uint64_t seed) {
+  Halide::Pipeline p = build();
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+  const Featurizer fz(graph);
+  const SearchSpace space(SearchSpaceOptions::for_target(host_target()));
+  FeatureCache cache;
+  std::mt19937_64 rng(seed);
+  for (int rollout = 0; rollout < 10; ++rollout) {
+    ScheduleState s(graph);
+    while (!s.complete()) {
+      std::vector<ScheduleState> children;
+      for (int k = 0; k < 3; ++k) {
+        const auto d = space.random_decision(s, rng);
+        ASSERT_TRUE(d.has_value()) << "dead end";
+        children.push_back(s.with_decision(*d));
+      }
+      for (const ScheduleState &c : children) {
+        ASSERT_TRUE(same_features(fz.featurize(c, cache), fz.featurize(c)))
+            << "rollout " << rollout << ", Func " << c.num_decided() - 1;
+      }
+      s = children[0];
+    }
+  }
+  EXPECT_GT(cache.hits(), cache.misses());
+}
+
+TEST(Featurizer, MemoizedEqualsFreshOnBlurChain) {
+  check_memoized_equals_fresh([] { return testing::blur_chain_pipeline(); }, 1);
+}
+TEST(Featurizer, MemoizedEqualsFreshOnBilateralGrid) {
+  check_memoized_equals_fresh([] { return testing::bilateral_grid_pipeline(); }, 2);
+}
+TEST(Featurizer, MemoizedEqualsFreshOnConvolution) {
+  check_memoized_equals_fresh([] { return testing::conv_relu_pipeline(); }, 3);
+}
+TEST(Featurizer, MemoizedEqualsFreshOnPyramid) {
+  check_memoized_equals_fresh([] { return testing::pyramid_pipeline(); }, 5);
+}
+
+}  // namespace
+}  // namespace protuner

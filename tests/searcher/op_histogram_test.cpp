@@ -1,0 +1,172 @@
+// The operation histogram and access patterns of a stage, counted exactly on small
+// hand-written Funcs: cost models read these as the schedule-invariant features.
+#include <gtest/gtest.h>
+
+#include <Halide.h>
+
+#include "searcher/pipeline_graph.h"
+
+namespace protuner {
+namespace {
+
+using namespace Halide;
+
+// Halide uniquifies Func names within a process ("f$2"), so Funcs are found by stable name.
+const StageNode &stage_of(const PipelineGraph &g, const std::string &func, int stage = 0) {
+  for (const FuncNode &f : g.funcs) {
+    if (stable_func_name(f.name) == func) return f.stages.at(stage);
+  }
+  throw std::runtime_error("no Func " + func);
+}
+
+double n(const OpHistogram &h, OpKind k, OpType t) {
+  return h.counts[static_cast<int>(k)][static_cast<int>(t)];
+}
+
+const Access &access_to(const OpHistogram &h, const std::string &producer, int nth = 0) {
+  for (const Access &a : h.accesses) {
+    if (stable_func_name(a.producer) == producer && nth-- == 0) return a;
+  }
+  throw std::runtime_error("no access to " + producer);
+}
+
+TEST(OpHistogram, CountsAStencilByKindAndType) {
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func f("f");
+  f(x, y) = in(x, y) * 2.0f + in(x + 1, y);
+  in.set_estimates({{0, 64}, {0, 64}});
+  f.set_estimates({{0, 63}, {0, 64}});
+  Pipeline p(f);
+  const PipelineGraph g = analyze_pipeline(p);
+  const OpHistogram &h = stage_of(g, "f").ops;
+  EXPECT_EQ(n(h, OpKind::kMul, OpType::kFloat32), 1);
+  EXPECT_EQ(n(h, OpKind::kAdd, OpType::kFloat32), 1);
+  EXPECT_EQ(n(h, OpKind::kAdd, OpType::kInt32), 1);  // the index x + 1
+  // An ImageParam is read through a Func of its own ("in_im"), which reads the buffer.
+  EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kFloat32), 2);
+  EXPECT_EQ(n(h, OpKind::kConstant, OpType::kFloat32), 1);
+  EXPECT_EQ(n(h, OpKind::kConstant, OpType::kInt32), 1);
+  EXPECT_EQ(h.total(), 7);
+  EXPECT_EQ(h.arithmetic(), 3);
+  EXPECT_EQ(h.count(OpType::kFloat32), 5);
+  ASSERT_EQ(h.accesses.size(), 2u);
+  for (const Access &a : h.accesses) {
+    EXPECT_FALSE(a.is_input);
+    EXPECT_EQ(a.pattern, AccessPattern::kPointwise);
+  }
+  EXPECT_EQ(access_to(h, "in_im", 1).coefficients,
+            (std::vector<std::vector<double>>{{1, 0}, {0, 1}}));
+  EXPECT_EQ(access_to(h, "in_im", 1).offsets, (std::vector<double>{1, 0}));
+
+  const OpHistogram &wrapper = stage_of(g, "in_im").ops;
+  EXPECT_EQ(n(wrapper, OpKind::kLoadInput, OpType::kFloat32), 1);
+  EXPECT_EQ(wrapper.total(), 1);
+  EXPECT_TRUE(access_to(wrapper, "in").is_input);
+  EXPECT_EQ(access_to(wrapper, "in").pattern, AccessPattern::kPointwise);
+}
+
+TEST(OpHistogram, CountsCastsComparesSelectsMathAndBitwise) {
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func f("f");
+  Expr v = in(x, y);
+  f(x, y) = cast<uint8_t>(select(v > 0.5f, sqrt(v), v) * 255.0f) & cast<uint8_t>(3);
+  in.set_estimates({{0, 64}, {0, 64}});
+  f.set_estimates({{0, 64}, {0, 64}});
+  Pipeline p(f);
+  const PipelineGraph g = analyze_pipeline(p);
+  const OpHistogram &h = stage_of(g, "f").ops;
+  EXPECT_EQ(n(h, OpKind::kCompare, OpType::kFloat32), 1);  // typed by its operands
+  EXPECT_EQ(n(h, OpKind::kSelect, OpType::kFloat32), 1);
+  EXPECT_EQ(n(h, OpKind::kMath, OpType::kFloat32), 1);
+  EXPECT_EQ(n(h, OpKind::kMul, OpType::kFloat32), 1);
+  EXPECT_EQ(n(h, OpKind::kCast, OpType::kUInt8), 1);      // cast<uint8_t>(3) is a constant
+  EXPECT_EQ(n(h, OpKind::kConstant, OpType::kUInt8), 1);
+  EXPECT_EQ(n(h, OpKind::kLogical, OpType::kUInt8), 1);
+  EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kFloat32), 1);  // v is shared: loaded once
+}
+
+TEST(OpHistogram, ClassifiesAccessPatterns) {
+  ImageParam in(Float(32), 2, "in"), bias(Float(32), 1, "bias");
+  ImageParam idx(Int(32), 2, "idx");
+  Var x("x"), y("y");
+  Func src("src"), f("f");
+  src(x, y) = in(x, y);
+  f(x, y) = src(y, x) + src(2 * x, y) + src(x / 2, y / 2) + bias(y) + src(idx(x, y), y) +
+            src(x, y - 1) + src(clamp(x + 1, 0, 63), y);
+  in.set_estimates({{0, 128}, {0, 128}});
+  idx.set_estimates({{0, 64}, {0, 64}});
+  bias.set_estimates({{0, 64}});
+  f.set_estimates({{0, 64}, {0, 64}});
+  Pipeline p(f);
+  const PipelineGraph g = analyze_pipeline(p);
+  const OpHistogram &h = stage_of(g, "f").ops;
+  EXPECT_EQ(access_to(h, "src", 0).pattern, AccessPattern::kTransposed);
+  EXPECT_EQ(access_to(h, "src", 1).pattern, AccessPattern::kStrided);
+  EXPECT_EQ(access_to(h, "src", 1).coefficients[0][0], 2.0);
+  EXPECT_EQ(access_to(h, "src", 2).pattern, AccessPattern::kStrided);
+  EXPECT_EQ(access_to(h, "src", 2).coefficients[1][1], 0.5);
+  EXPECT_EQ(access_to(h, "bias_im").pattern, AccessPattern::kBroadcast);
+  EXPECT_EQ(access_to(h, "src", 3).pattern, AccessPattern::kGather);
+  EXPECT_FALSE(access_to(h, "src", 3).affine[0]);
+  EXPECT_EQ(access_to(h, "idx_im").pattern, AccessPattern::kPointwise);
+  EXPECT_EQ(access_to(h, "src", 4).pattern, AccessPattern::kPointwise);
+  EXPECT_EQ(access_to(h, "src", 5).pattern, AccessPattern::kPointwise);  // a clamped index
+  EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kFloat32), 7);  // src x6, bias_im
+  EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kInt32), 1);    // idx_im
+  EXPECT_EQ(n(h, OpKind::kDiv, OpType::kInt32), 2);
+  EXPECT_EQ(n(h, OpKind::kMin, OpType::kInt32), 1);
+  EXPECT_EQ(n(h, OpKind::kMax, OpType::kInt32), 1);
+}
+
+TEST(OpHistogram, CountsAnUpdateWithItsSelfReadAndReductionVariables) {
+  ImageParam a(Float(32), 2, "a"), b(Float(32), 2, "b");
+  Var x("x"), y("y");
+  RDom k(0, 32, "k");
+  Func c("c");
+  c(x, y) = 0.0f;
+  c(x, y) += a(k, y) * b(x, k);
+  a.set_estimates({{0, 32}, {0, 32}});
+  b.set_estimates({{0, 32}, {0, 32}});
+  c.set_estimates({{0, 32}, {0, 32}});
+  Pipeline p(c);
+  const PipelineGraph g = analyze_pipeline(p);
+  const OpHistogram &pure = stage_of(g, "c", 0).ops;
+  EXPECT_EQ(pure.total(), 1);  // the constant 0
+  const OpHistogram &h = stage_of(g, "c", 1).ops;
+  EXPECT_EQ(n(h, OpKind::kAdd, OpType::kFloat32), 1);
+  EXPECT_EQ(n(h, OpKind::kMul, OpType::kFloat32), 1);
+  EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kFloat32), 3);  // c itself, a_im, b_im
+  EXPECT_EQ(h.total(), 5);
+  EXPECT_TRUE(access_to(h, "c").is_self);
+  EXPECT_EQ(access_to(h, "c").pattern, AccessPattern::kPointwise);
+  EXPECT_EQ(access_to(h, "a_im").pattern, AccessPattern::kTransposed);  // a(k, y): k outside x
+  EXPECT_EQ(access_to(h, "b_im").pattern, AccessPattern::kBroadcast);   // b(x, k): reused over y
+  // Loop variables: x, y, then k.
+  EXPECT_EQ(access_to(h, "b_im").coefficients,
+            (std::vector<std::vector<double>>{{1, 0, 0}, {0, 0, 1}}));
+}
+
+TEST(OpHistogram, CountsDataDependentUpdateIndices) {
+  ImageParam in(UInt(8), 1, "in");
+  Var i("i");
+  RDom r(0, 100, "r");
+  Func hist("hist");
+  hist(i) = 0;
+  hist(cast<int>(in(r)) / 2) += 1;
+  in.set_estimates({{0, 100}});
+  hist.set_estimates({{0, 128}});
+  Pipeline p(hist);
+  const PipelineGraph g = analyze_pipeline(p);
+  const OpHistogram &h = stage_of(g, "hist", 1).ops;
+  // The index is computed once, shared by the left-hand side and reading hist back.
+  EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kUInt8), 1);
+  EXPECT_EQ(n(h, OpKind::kCast, OpType::kInt32), 1);
+  EXPECT_EQ(n(h, OpKind::kAdd, OpType::kInt32), 1);
+  EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kInt32), 1);
+  EXPECT_EQ(access_to(h, "hist").pattern, AccessPattern::kGather);
+}
+
+}  // namespace
+}  // namespace protuner

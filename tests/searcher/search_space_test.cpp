@@ -1,0 +1,290 @@
+// The MDP and its pruning rules: steps compose into decisions, random children are children
+// and are drawn uniformly, and each stated pruning rule holds on every schedule the space
+// produces (and is the reason given for the decisions it removes).
+#include <gtest/gtest.h>
+
+#include <Halide.h>
+#include <map>
+#include <random>
+
+#include "common/host_target.h"
+#include "searcher/search_space.h"
+#include "tests/searcher/test_pipelines.h"
+
+namespace protuner {
+namespace {
+
+std::shared_ptr<const PipelineGraph> graph_of(Halide::Pipeline p) {
+  return std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+}
+
+SearchSpace space_for_tests() {
+  SearchSpaceOptions o;  // fixed, not the host's, so the tests mean the same everywhere
+  o.cores = 2;
+  o.vector_bits = 512;
+  return SearchSpace(o);
+}
+
+// A stencil of a stencil: each point of `outer` needs 7x7 points of `inner`, each of which
+// needs 7x7 of `base`. Inlining `inner` would recompute 49 points per output point.
+Halide::Pipeline stencil_of_stencil() {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func clamped = BoundaryConditions::repeat_edge(in);
+  Func inner("inner"), outer("outer");
+  auto box7 = [&](const Func &f) {
+    Expr total = 0.0f;
+    for (int dy = -3; dy <= 3; ++dy) {
+      for (int dx = -3; dx <= 3; ++dx) total += f(x + dx, y + dy);
+    }
+    return total;
+  };
+  inner(x, y) = box7(clamped);
+  outer(x, y) = box7(inner);
+  in.set_estimates({{0, 256}, {0, 256}});
+  outer.set_estimates({{0, 256}, {0, 256}});
+  return Pipeline(outer);
+}
+
+TEST(SearchSpace, TakingTheStepsOfADecisionEqualsDecidingIt) {
+  const auto graph = graph_of(testing::bilateral_grid_pipeline());
+  const SearchSpace space = space_for_tests();
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 20; ++i) {
+    ScheduleState whole(graph), stepped(graph);
+    while (!whole.complete()) {
+      const std::optional<FuncDecision> d = space.random_decision(whole, rng);
+      ASSERT_TRUE(d.has_value());
+      EXPECT_EQ(space.pruned_because(whole, *d), "");
+      whole.decide(*d);
+      for (const Step &s : steps_of(*d)) stepped.take_step(s);
+      ASSERT_EQ(stepped.num_decided(), whole.num_decided());
+      EXPECT_FALSE(stepped.mid_decision());
+      EXPECT_EQ(stepped.decision(whole.num_decided() - 1), *d);
+    }
+  }
+}
+
+TEST(SearchSpace, RandomChildrenAreChildrenAndEveryRolloutCompletes) {
+  const SearchSpace space = space_for_tests();
+  for (auto build : {+[] { return testing::bilateral_grid_pipeline(); },
+                     +[] { return testing::conv_relu_pipeline(); },
+                     +[] { return testing::pyramid_pipeline(); }}) {
+    const auto graph = graph_of(build());
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 30; ++i) {
+      ScheduleState s(graph);
+      while (!s.complete()) {
+        const std::vector<Step> all = space.children(s);
+        ASSERT_FALSE(all.empty()) << "dead end at Func " << s.num_decided();
+        const std::optional<Step> step = space.random_child(s, rng);
+        ASSERT_TRUE(step.has_value());
+        ASSERT_NE(std::find(all.begin(), all.end(), *step), all.end());
+        s.take_step(*step);
+      }
+    }
+  }
+}
+
+TEST(SearchSpace, RandomChildIsUniformOverTheChildren) {
+  const auto graph = graph_of(testing::blur_chain_pipeline(1536, 2560));
+  const SearchSpace space = space_for_tests();
+  ScheduleState s(graph);
+  Step root;
+  root.placement = Placement::kRoot;
+  s.take_step(root);  // the output: next comes the tile step of its variable x
+  const std::vector<Step> all = space.children(s);
+  ASSERT_GT(all.size(), 10u);
+  std::mt19937_64 rng(11);
+  std::map<std::pair<int64_t, int64_t>, int> seen;
+  const int draws = 400 * static_cast<int>(all.size());
+  for (int i = 0; i < draws; ++i) {
+    const Step c = *space.random_child(s, rng);
+    ++seen[{c.tile, c.inner}];
+  }
+  ASSERT_EQ(seen.size(), all.size());
+  for (const auto &[pair, n] : seen) {
+    EXPECT_NEAR(n, 400, 100) << "tile " << pair.first << " inner " << pair.second;
+  }
+}
+
+TEST(SearchSpace, StepsOutOfOrderAreRefused) {
+  const auto graph = graph_of(testing::matmul_pipeline());
+  ScheduleState s(graph);
+  Step tile;
+  tile.kind = Step::Kind::kTile;
+  EXPECT_EQ(s.check_step(tile), "this step does not come next");
+  Step at;
+  at.placement = Placement::kAt;
+  EXPECT_EQ(s.check_step(at), "outputs are computed at root");
+  Step root;
+  root.placement = Placement::kRoot;
+  s.take_step(root);
+  EXPECT_THROW(s.decide(FuncDecision{}), std::invalid_argument) << "a decision is under way";
+  tile.tile = 4;
+  tile.inner = 8;
+  EXPECT_EQ(s.check_step(tile), "needs 1 <= inner <= tile");
+}
+
+// Rule 1: no inlining that recomputes more than max_inline_footprint points per use.
+TEST(SearchSpace, InliningThatRecomputesTooMuchIsPruned) {
+  const auto graph = graph_of(stencil_of_stencil());
+  const SearchSpace space = space_for_tests();
+  ScheduleState s(graph);
+  std::mt19937_64 rng(1);
+  s.decide(*space.random_decision(s, rng));  // outer
+  ASSERT_EQ(stable_func_name(graph->funcs[s.num_decided()].name), "inner");
+  EXPECT_EQ(s.inline_footprint(s.num_decided()), 49);
+  FuncDecision inline_it;
+  inline_it.placement = Placement::kInline;
+  EXPECT_EQ(s.check_decision(inline_it), "") << "legal";
+  EXPECT_EQ(space.pruned_because(s, inline_it), "inlining would recompute too much");
+  for (const Step &c : space.children(s)) EXPECT_NE(c.placement, Placement::kInline);
+}
+
+// Rule 2: a big stage at root runs at least `cores` parallel tasks.
+// Rule 3: no parallel loop inside a parallel loop.
+// Rule 4: vectors never wider than their loop.
+TEST(SearchSpace, EveryScheduleHasEnoughParallelismNoNestingAndFittingVectors) {
+  const auto graph = graph_of(testing::blur_chain_pipeline(1536, 2560));
+  const SearchSpace space = space_for_tests();
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 200; ++i) {
+    ScheduleState s(graph);
+    ASSERT_TRUE(space.random_rollout(s, rng));
+    for (int f = 0; f < s.num_decided(); ++f) {
+      const FuncBounds &b = s.bounds(f);
+      if (b.inlined) continue;
+      for (size_t st = 0; st < b.loops.size(); ++st) {
+        const Region region = graph->funcs[f].stages[st].loop_region(b.region);
+        int64_t tasks = 1;
+        int parallel = 0;
+        for (const Loop &l : b.loops[st]) {
+          if (l.parallel) {
+            tasks *= l.extent;
+            ++parallel;
+          }
+          if (l.vectorized) {
+            EXPECT_LE(l.extent, region[l.vars[0]].extent()) << l.name;
+          }
+        }
+        if (b.inside_parallel) {
+          EXPECT_EQ(parallel, 0) << graph->funcs[f].name;
+        }
+        const bool at_root = s.decision(f).placement == Placement::kRoot;
+        if (at_root && b.stage_points[st] >= space.options().min_parallel_points) {
+          EXPECT_GE(tasks, space.options().cores) << graph->funcs[f].name;
+        }
+      }
+    }
+  }
+}
+
+TEST(SearchSpace, TooFewParallelTasksIsTheReasonGiven) {
+  const auto graph = graph_of(testing::blur_chain_pipeline(1536, 2560));
+  const SearchSpace space = space_for_tests();
+  ScheduleState s(graph);
+  FuncDecision serial;
+  serial.placement = Placement::kRoot;
+  serial.stages = {StageTiling{{1536, 2560}, {1, 1}, 0}};
+  EXPECT_EQ(s.check_decision(serial), "");
+  EXPECT_NE(space.pruned_because(s, serial).find("too few parallel tasks"), std::string::npos)
+      << space.pruned_because(s, serial);
+  FuncDecision parallel = serial;
+  parallel.stages = {StageTiling{{1536, 160}, {16, 1}, 1}};  // 16 strips of 160 rows
+  EXPECT_EQ(space.pruned_because(s, parallel), "");
+}
+
+// Storage may move out from the compute loop, but not past a parallel loop, and not at
+// all for a Func that reads an input buffer.
+TEST(SearchSpace, StoreOptionsStopAtTheFirstParallelLoop) {
+  const auto graph = graph_of(testing::blur_chain_pipeline(1536, 2560));
+  ScheduleState s(graph);
+  FuncDecision sharp;  // y split in strips of 64 rows, strips in parallel
+  sharp.placement = Placement::kRoot;
+  sharp.stages = {StageTiling{{1536, 64}, {16, 1}, 1}};
+  s.decide(sharp);
+  const int next = s.num_decided();
+  ASSERT_EQ(stable_func_name(graph->funcs[next].name), "blur_y");
+  const auto &loops = s.bounds(0).loops[0];
+  ASSERT_GE(loops.size(), 3u);
+  ASSERT_TRUE(loops[0].parallel);
+  const LoopRef innermost_outer{0, 0, static_cast<int>(loops.size()) - 2};
+  const std::vector<LoopRef> stores = s.store_options(innermost_outer);
+  ASSERT_EQ(stores.size(), static_cast<size_t>(innermost_outer.loop + 1));
+  EXPECT_EQ(stores.front(), innermost_outer);
+  EXPECT_EQ(stores.back(), (LoopRef{0, 0, 0})) << "the parallel strip loop, not root";
+}
+
+TEST(SearchSpace, OuterStorageIsOfferedOnlyWhenEnabled) {
+  const auto graph = graph_of(testing::blur_chain_pipeline(1536, 2560));
+  ScheduleState s(graph);
+  FuncDecision sharp;  // serial strips
+  sharp.placement = Placement::kRoot;
+  sharp.stages = {StageTiling{{1536, 64}, {16, 1}, 0}};
+  s.decide(sharp);
+  auto outer_stores = [&](const SearchSpace &space) {
+    int n = 0;
+    for (const Step &c : space.children(s)) n += c.placement == Placement::kAt && !(c.store_at == c.compute_at);
+    return n;
+  };
+  EXPECT_EQ(outer_stores(space_for_tests()), 0);
+  SearchSpaceOptions o = space_for_tests().options();
+  o.outer_storage = true;
+  EXPECT_GT(outer_stores(SearchSpace(o)), 0);
+  FuncDecision blur_y;
+  blur_y.placement = Placement::kAt;
+  blur_y.compute_at = {0, 0, 1};
+  blur_y.store_at = LoopRef{};
+  blur_y.stages = {StageTiling{{1536, 1}, {16, 1}, 0}};
+  EXPECT_EQ(s.check_decision(blur_y), "") << "legal in the state";
+  EXPECT_EQ(space_for_tests().pruned_because(s, blur_y),
+            "storage outside the compute loop is not offered (outer_storage is off)");
+}
+
+TEST(SearchSpace, BoundaryConditionsAndInputReadersAreUnsafeToSlide) {
+  const auto graph = graph_of(testing::blur_chain_pipeline());
+  std::map<std::string, bool> unsafe;
+  for (const FuncNode &f : graph->funcs) unsafe[stable_func_name(f.name)] = f.stages[0].unsafe_to_slide;
+  EXPECT_EQ(unsafe, (std::map<std::string, bool>{{"sharp", false},
+                                                  {"blur_y", false},
+                                                  {"blur_x", false},
+                                                  {"repeat_edge", true},
+                                                  {"lambda", false},
+                                                  {"in_im", true}}));
+}
+
+TEST(SearchSpace, AFuncUnsafeToSlideIsStoredWhereItIsComputed) {
+  const auto graph = graph_of(testing::blur_chain_pipeline(1536, 2560));
+  ScheduleState s(graph);
+  auto whole_at_root = [&] {  // legal for every Func here; pruning does not matter
+    FuncDecision d;
+    d.placement = Placement::kRoot;
+    for (const StageNode &st : graph->funcs[s.num_decided()].stages) {
+      const Region loops = st.loop_region(graph->funcs[s.num_decided()].root_region);
+      StageTiling t;
+      for (int v = 0; v < st.num_pure; ++v) {
+        t.tile.push_back(loops[v].extent());
+        t.inner.push_back(1);
+      }
+      d.stages.push_back(t);
+    }
+    return d;
+  };
+  FuncDecision sharp;  // serial strips: nothing else stops storage moving out
+  sharp.placement = Placement::kRoot;
+  sharp.stages = {StageTiling{{1536, 64}, {16, 1}, 0}};
+  s.decide(sharp);
+  const LoopRef strip_rows{0, 0, 1};
+  ASSERT_FALSE(graph->funcs[s.num_decided()].stages[0].unsafe_to_slide);
+  EXPECT_EQ(s.store_options(strip_rows).size(), 3u) << "y_m, y_o, root";
+  while (!s.complete() && !graph->funcs[s.num_decided()].stages[0].unsafe_to_slide) {
+    s.decide(whole_at_root());
+  }
+  ASSERT_FALSE(s.complete()) << "the blur chain reads its input through boundary-condition Funcs";
+  EXPECT_EQ(s.store_options(strip_rows), (std::vector<LoopRef>{strip_rows}));
+}
+
+}  // namespace
+}  // namespace protuner
