@@ -115,9 +115,9 @@ struct VarPairs {
   TileSizes tiles[kMaxInners];
   size_t n = 0;
 
+  // The SearchSpace constructor keeps the options within kMaxInners.
   VarPairs(int v, int64_t e, int64_t lanes, const SearchSpaceOptions &o) {
     auto add = [&](int64_t in) {
-      if (n == kMaxInners) return;
       inner[n] = in;
       tiles[n++] = tile_sizes(e, in, o.max_tile_options);
     };
@@ -172,6 +172,21 @@ Step place_step(Placement p, const LoopRef &at = {}, const LoopRef &store = {}) 
 }
 
 }  // namespace
+
+SearchSpace::SearchSpace(SearchSpaceOptions options) : options_(std::move(options)) {
+  // Inner sizes per variable live in a fixed array (VarPairs): one point plus these.
+  constexpr size_t kMaxExtraInners = VarPairs::kMaxInners - 1;
+  if (options_.unroll_extents.size() > kMaxExtraInners || options_.max_vector_multiple < 1 ||
+      static_cast<size_t>(options_.max_vector_multiple) > kMaxExtraInners) {
+    throw std::invalid_argument("SearchSpaceOptions: at most " + std::to_string(kMaxExtraInners) +
+                                " unroll_extents and max_vector_multiple in 1.." +
+                                std::to_string(kMaxExtraInners));
+  }
+  if (options_.cores < 1 || options_.vector_bits < 8 || options_.max_tile_options < 2) {
+    throw std::invalid_argument(
+        "SearchSpaceOptions: cores >= 1, vector_bits >= 8 and max_tile_options >= 2 required");
+  }
+}
 
 std::vector<Step> SearchSpace::place_steps(const ScheduleState &state) const {
   std::vector<Step> out;

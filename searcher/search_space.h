@@ -24,8 +24,8 @@ namespace protuner {
 struct SearchSpaceOptions {
   int cores = 2;                // parallel tasks needed to keep every core busy
   int vector_bits = 512;        // SIMD register width; lanes = vector_bits / type bits
-  int max_vector_multiple = 2;  // inner vector tiles of 1x .. this x native lanes
-  std::vector<int64_t> unroll_extents{2, 3, 4, 6, 8};  // inner (unrolled) tile sizes
+  int max_vector_multiple = 2;  // inner vector tiles of 1x .. this x native lanes (1..7)
+  std::vector<int64_t> unroll_extents{2, 3, 4, 6, 8};  // inner (unrolled) tile sizes, at most 7
   int max_tile_options = 8;  // outer tile sizes offered per variable and inner size
   // Pruning rules (stated, tested):
   // 1. Inlining is offered only if one point of every consumer needs at most this many
@@ -49,7 +49,8 @@ struct SearchSpaceOptions {
 
 class SearchSpace {
  public:
-  explicit SearchSpace(SearchSpaceOptions options = {}) : options_(std::move(options)) {}
+  // Throws std::invalid_argument for options out of range (see SearchSpaceOptions).
+  explicit SearchSpace(SearchSpaceOptions options = {});
 
   const SearchSpaceOptions &options() const { return options_; }
 

@@ -109,6 +109,18 @@ TEST(SearchSpace, RandomChildIsUniformOverTheChildren) {
   }
 }
 
+TEST(SearchSpace, OptionsOutOfRangeAreRefused) {
+  SearchSpaceOptions o;
+  o.unroll_extents = {2, 3, 4, 5, 6, 7, 8, 9};
+  EXPECT_THROW(SearchSpace{o}, std::invalid_argument);
+  o = SearchSpaceOptions{};
+  o.max_vector_multiple = 0;
+  EXPECT_THROW(SearchSpace{o}, std::invalid_argument);
+  o = SearchSpaceOptions{};
+  o.cores = 0;
+  EXPECT_THROW(SearchSpace{o}, std::invalid_argument);
+}
+
 TEST(SearchSpace, StepsOutOfOrderAreRefused) {
   const auto graph = graph_of(testing::matmul_pipeline());
   ScheduleState s(graph);
