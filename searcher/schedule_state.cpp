@@ -1,5 +1,6 @@
 #include "searcher/schedule_state.h"
 
+#include <functional>
 #include <stdexcept>
 
 namespace protuner {
@@ -144,11 +145,20 @@ bool ScheduleState::inside(int g, const LoopRef &at) const {
   return inside(cl.func, at);
 }
 
-bool ScheduleState::inside_fused_loop(const LoopRef &at) const {
+bool ScheduleState::any_enclosing_loop(const LoopRef &at,
+                                       const std::function<bool(const Loop &)> &pred) const {
   for (const LoopRef &l : enclosing_loops(at)) {
-    if (bounds(l.func).loops[l.stage][l.loop].vars.size() > 1) return true;
+    if (pred(bounds(l.func).loops[l.stage][l.loop])) return true;
   }
   return false;
+}
+
+bool ScheduleState::inside_fused_loop(const LoopRef &at) const {
+  return any_enclosing_loop(at, [](const Loop &l) { return l.vars.size() > 1; });
+}
+
+bool ScheduleState::inside_parallel_loop(const LoopRef &at) const {
+  return any_enclosing_loop(at, [](const Loop &l) { return l.parallel; });
 }
 
 bool ScheduleState::can_compute_at(int f, const LoopRef &at) const {
@@ -260,9 +270,7 @@ FuncBounds ScheduleState::compute_bounds(int f, const FuncDecision &d) const {
   b.realizations = realizations_at(at);
   b.store_region = region_at(f, store);
   b.allocations = realizations_at(store);
-  for (const LoopRef &l : enclosing_loops(at)) {
-    b.inside_parallel = b.inside_parallel || bounds(l.func).loops[l.stage][l.loop].parallel;
-  }
+  b.inside_parallel = inside_parallel_loop(at);
   const FuncNode &node = graph_->funcs[f];
   for (size_t s = 0; s < node.stages.size(); ++s) {
     const Region loops = node.stages[s].loop_region(b.region);
@@ -358,11 +366,7 @@ void ScheduleState::take_step(const Step &step) {
     }
     p->region = region_at(num_decided(), d.compute_at);
     p->realizations = realizations_at(d.compute_at);
-    if (step.placement == Placement::kAt) {
-      for (const LoopRef &l : enclosing_loops(d.compute_at)) {
-        p->inside_parallel = p->inside_parallel || bounds(l.func).loops[l.stage][l.loop].parallel;
-      }
-    }
+    p->inside_parallel = inside_parallel_loop(d.compute_at);
     p->start_stage(node.stages[0]);
     p->decision = std::move(d);
     pending_ = std::move(p);

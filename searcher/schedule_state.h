@@ -5,6 +5,7 @@
 // vector of pointers, and states may be read from many threads at once.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -77,6 +78,8 @@ class ScheduleState {
   // Whether `at` is, or is inside, a fused loop (nothing may be computed there: Halide 14
   // infers wrong bounds for it).
   bool inside_fused_loop(const LoopRef &at) const;
+  // Whether `at` is, or is inside, a parallel loop (root: false).
+  bool inside_parallel_loop(const LoopRef &at) const;
   // The region of f one realization computes when computed at `at` (root: its root region).
   Region region_at(int f, const LoopRef &at) const;
   // Iterations of `at` over the whole run (root: 1), every tile counted whole: the typical
@@ -109,7 +112,8 @@ class ScheduleState {
     void start_stage(const StageNode &stage);
   };
   std::string check_placement(const FuncDecision &d) const;
-  void commit(FuncDecision d);  // decide(), also while the decision is under way in steps
+  void commit(FuncDecision d);
+  bool any_enclosing_loop(const LoopRef &at, const std::function<bool(const Loop &)> &pred) const;  // decide(), also while the decision is under way in steps
   FuncBounds compute_bounds(int f, const FuncDecision &d) const;
   void add_uses(int f, int stage_func, int stage, const Region &loops, Region &out) const;
 
