@@ -20,6 +20,7 @@ std::string schedule_description(const ScheduleSpec &schedule, const std::string
     case ScheduleKind::kDefault: return "default";
     case ScheduleKind::kRoot: return "root";
     case ScheduleKind::kProtuner: return file.empty() ? "protuner" : "protuner (" + file + ")";
+    case ScheduleKind::kAutoscheduler: return "autoscheduler " + schedule.autoscheduler;
   }
   return "unknown";
 }

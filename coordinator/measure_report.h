@@ -9,7 +9,8 @@
 
 namespace protuner {
 
-// "expert", "default", "root", or "protuner (<file>)" for a schedule file.
+// "expert", "default", "root", "autoscheduler <name>", or "protuner (<file>)" for a
+// schedule file.
 std::string schedule_description(const ScheduleSpec &schedule, const std::string &file = "");
 
 // The table: status, min/median runtime in ms, samples, spread, compile time, CPUs, host

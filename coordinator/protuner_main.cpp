@@ -11,9 +11,12 @@
 #include "common/host_facts.h"
 #include "common/log.h"
 #include "common/suite.h"
-#include "coordinator/baseline_report.h"
+#include "coordinator/compare.h"
+#include "coordinator/dataset_build.h"
 #include "coordinator/measure_report.h"
+#include "coordinator/train_command.h"
 #include "coordinator/text_table.h"
+#include "coordinator/tune.h"
 #include "measurer/isolated_measurer.h"
 #include "measurer/measure_json.h"
 
@@ -48,31 +51,10 @@ int print_host() {
   return 0;
 }
 
-int run_local(const std::string &path, const std::vector<std::string> &schedules,
-              const TimingSettings &timing) {
-  Suite suite = parse_suite_file(path);
-  validate_suite_apps(suite);
-  const HostFacts host = detect_host_facts();
-  std::cout << "protuner local: suite '" << suite.name << "', " << suite.apps.size() << " apps, on "
-            << host.cpu_model << " (" << host.physical_cores << " cores, SMT " << host.smt << ")\n"
-            << "Measuring the baselines every tuned schedule is compared with...\n";
-  auto rows = measure_baselines(
-      suite, schedules, timing, [](const std::string &app, const BaselineMeasurement &m) {
-        std::cout << "  " << app << " / " << m.schedule << ": "
-                  << (m.min_ms ? format_fixed(*m.min_ms, 3) + " ms" : "failed: " + m.error)
-                  << std::endl;
-      });
-  std::cout << "\n";
-  print_baseline_table(rows, schedules, std::cout);
-  std::cout << "\nThe schedule search (MCTS), the measurer service and the embedded farm are "
-               "not built yet (see docs/ARCHITECTURE.md, 'Status'); this command will run "
-               "them on the same suite file once they are.\n";
-  return 0;
-}
-
 // What `protuner measure` was asked to do.
 struct MeasureArgs {
   std::string app, suite, library, generator, schedule_file, target = "host", cache_dir;
+  std::string autoscheduler, autoscheduler_plugin;  // one of Halide's, and its plugin file
   std::vector<std::string> params;  // k=v
   bool expert = false, default_schedule = false, root = false;
   bool no_cache = false, json = false;
@@ -106,13 +88,20 @@ AppSpec measure_app(const MeasureArgs &a) {
 }
 
 ScheduleSpec measure_schedule(const MeasureArgs &a) {
-  const int chosen = !a.schedule_file.empty() + a.expert + a.default_schedule + a.root;
+  const int chosen = !a.schedule_file.empty() + a.expert + a.default_schedule + a.root +
+                     !a.autoscheduler.empty();
   if (chosen != 1) {
-    throw ConfigError("choose exactly one schedule: --schedule FILE, --expert, --default or --root");
+    throw ConfigError("choose exactly one schedule: --schedule FILE, --expert, --default, --root "
+                      "or --autoscheduler NAME");
   }
   if (a.expert) return {ScheduleKind::kExpert, ""};
   if (a.default_schedule) return {ScheduleKind::kDefault, ""};
   if (a.root) return {ScheduleKind::kRoot, ""};
+  if (!a.autoscheduler.empty()) {
+    ScheduleSpec spec{ScheduleKind::kAutoscheduler, "", a.autoscheduler, a.autoscheduler_plugin};
+    autoscheduler_plugin_path(spec);  // an unknown name is a usage error, named here
+    return spec;
+  }
   std::ifstream in(a.schedule_file);
   if (!in) throw ConfigError("cannot read schedule file '" + a.schedule_file + "'");
   std::stringstream text;
@@ -165,12 +154,15 @@ int main(int argc, char **argv) {
   check->add_option("file", suite_path, "suite YAML file")->required();
 
   auto *local = cli.add_subcommand("local", "tune a suite on this machine (embedded farm)");
-  local->add_option("file", suite_path, "suite YAML file")->required();
-  std::vector<std::string> schedules{"default", "expert"};
-  local->add_option("--baselines", schedules, "baseline schedules to measure")->delimiter(',');
-  TimingSettings timing;
-  local->add_option("--samples", timing.samples, "timed samples per measurement")
-      ->check(CLI::PositiveNumber);
+  TuneArgs local_args;  // `local` is `tune` of a whole suite file (coordinator/tune.h)
+  add_tune_options(local, local_args, TuneCommand::kLocal);
+  auto *tune = cli.add_subcommand("tune", "search each app's fastest schedule on this machine");
+  TuneArgs tune_args;
+  add_tune_options(tune, tune_args);
+  auto *compare = cli.add_subcommand(
+      "compare", "Halide's autoschedulers, the expert schedule and our searches, side by side");
+  CompareArgs compare_args;
+  add_compare_options(compare, compare_args);
 
   auto *host = cli.add_subcommand("host", "print the facts measurements record about this host");
 
@@ -186,6 +178,10 @@ int main(int argc, char **argv) {
   measure->add_flag("--expert", margs.expert, "the app's hand-written schedule");
   measure->add_flag("--default", margs.default_schedule, "Halide's default schedule");
   measure->add_flag("--root", margs.root, "every Func compute_root (the reference schedule)");
+  measure->add_option("--autoscheduler", margs.autoscheduler,
+                      "one of Halide's autoschedulers: Adams2019, Mullapudi2016 or Li2018");
+  measure->add_option("--autoscheduler-plugin", margs.autoscheduler_plugin,
+                      "the plugin to load for --autoscheduler (default: Halide's own)");
   measure->add_option("--target", margs.target, "Halide target string, or host");
   measure->add_option("--samples", margs.settings.timing.samples, "timed samples")
       ->check(CLI::PositiveNumber);
@@ -209,13 +205,20 @@ int main(int argc, char **argv) {
   measure->add_flag("--no-cache", margs.no_cache, "measure even when a cached result exists");
   measure->add_flag("--json", margs.json, "print the result as one JSON object");
 
+  const LearnedCommands learned(cli);  // train, evaluate
+  DatasetCommand dataset(cli);  // dataset build, dataset stats
+
   CLI11_PARSE(cli, argc, argv);
   try {
     init_logging(log_level);
     if (check->parsed()) return check_suite(suite_path);
-    if (local->parsed()) return run_local(suite_path, schedules, timing);
+    if (local->parsed()) return run_tune(local_args);
+    if (tune->parsed()) return run_tune(tune_args);
+    if (compare->parsed()) return run_compare(compare_args);
     if (host->parsed()) return print_host();
     if (measure->parsed()) return run_measure(margs);
+    if (learned.parsed()) return learned.run();
+    if (dataset.parsed()) return dataset.run();
   } catch (const protuner::Error &e) {
     std::cerr << "protuner: " << e.what() << "\n";
     return 2;

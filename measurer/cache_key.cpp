@@ -27,21 +27,33 @@ uint64_t fnv1a(const std::string &text, uint64_t seed) {
   return h;
 }
 
+// Real path, size and mtime of `path` under `prefix`_* keys (the path itself under
+// `prefix`), so a rebuilt or upgraded file is a new identity.
+void add_file_identity(nlohmann::json &j, const std::string &prefix, const std::string &path) {
+  char resolved[PATH_MAX];
+  const std::string real = realpath(path.c_str(), resolved) ? resolved : path;
+  j[prefix] = real;
+  struct stat st {};
+  if (stat(real.c_str(), &st) == 0) {
+    j[prefix + "_size"] = static_cast<int64_t>(st.st_size);
+    j[prefix + "_mtime_ns"] =
+        static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+}
+
 }  // namespace
 
 std::string app_identity_key(const AppSpec &app) {
   nlohmann::json j;
-  char resolved[PATH_MAX];
-  const std::string path = realpath(app.library.c_str(), resolved) ? resolved : app.library;
-  j["library"] = path;
-  struct stat st {};
-  if (stat(path.c_str(), &st) == 0) {
-    j["library_size"] = static_cast<int64_t>(st.st_size);
-    j["library_mtime_ns"] =
-        static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  }
+  add_file_identity(j, "library", app.library);
   j["generator"] = app.generator;
   j["params"] = app.params;  // std::map: sorted, so the text is canonical
+  return j.dump();
+}
+
+std::string file_identity_key(const std::string &path) {
+  nlohmann::json j;
+  add_file_identity(j, "file", path);
   return j.dump();
 }
 

@@ -16,6 +16,10 @@ namespace protuner {
 // its params. Never throws; a library that cannot be read is keyed by its path alone.
 std::string app_identity_key(const AppSpec &app);
 
+// What identifies a file whose contents shape a result (an autoscheduler plugin): its real
+// path, size and modification time, as canonical JSON text. Never throws.
+std::string file_identity_key(const std::string &path);
+
 // The machine class a runtime is valid on: CPU model, how many CPUs the measurement uses,
 // SMT state.
 std::string host_class_key(const HostFacts &host, int cpus_used);

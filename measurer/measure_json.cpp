@@ -22,6 +22,7 @@ const char *kind_name(ScheduleKind kind) {
     case ScheduleKind::kExpert: return "expert";
     case ScheduleKind::kDefault: return "default";
     case ScheduleKind::kRoot: return "root";
+    case ScheduleKind::kAutoscheduler: return "autoscheduler";
   }
   return "unknown";
 }
@@ -137,26 +138,52 @@ AppSpec app_from(const json &j) {
   return app;
 }
 
+// Fields that belong to one kind only are refused on the others, so a request never
+// carries a schedule it does not measure.
+void check_kind_fields(const ObjectReader &r, const ScheduleSpec &spec) {
+  const bool protuner = spec.kind == ScheduleKind::kProtuner;
+  const bool autosched = spec.kind == ScheduleKind::kAutoscheduler;
+  if (protuner && spec.schedule_json.empty()) {
+    ObjectReader::fail(r.field("json"), "is required for kind 'protuner'");
+  }
+  if (!protuner && !spec.schedule_json.empty()) {
+    ObjectReader::fail(r.field("json"), "is only allowed for kind 'protuner'");
+  }
+  if (autosched && spec.autoscheduler.empty()) {
+    ObjectReader::fail(r.field("autoscheduler"), "is required for kind 'autoscheduler'");
+  }
+  if (!autosched && (!spec.autoscheduler.empty() || !spec.autoscheduler_plugin.empty())) {
+    ObjectReader::fail(r.field(spec.autoscheduler.empty() ? "plugin" : "autoscheduler"),
+                       "is only allowed for kind 'autoscheduler'");
+  }
+  if (autosched) {
+    try {
+      autoscheduler_plugin_path(spec);
+    } catch (const ConfigError &e) {
+      ObjectReader::fail(r.field("autoscheduler"), e.what());
+    }
+  }
+}
+
 ScheduleSpec schedule_from(const json &j) {
   ObjectReader r(j, "request.schedule");
-  r.only({"kind", "json"});
+  r.only({"kind", "json", "autoscheduler", "plugin"});
   ScheduleSpec spec;
   const std::string kind = r.string("kind");
   bool known = false;
   for (ScheduleKind k : {ScheduleKind::kProtuner, ScheduleKind::kExpert, ScheduleKind::kDefault,
-                         ScheduleKind::kRoot}) {
+                         ScheduleKind::kRoot, ScheduleKind::kAutoscheduler}) {
     if (kind == kind_name(k)) spec.kind = k, known = true;
   }
   if (!known) {
-    ObjectReader::fail(r.field("kind"), "'" + kind + "' is not one of protuner, expert, default, root");
+    ObjectReader::fail(r.field("kind"), "'" + kind +
+                                            "' is not one of protuner, expert, default, root, "
+                                            "autoscheduler");
   }
   spec.schedule_json = r.string_or("json", "");
-  if (spec.kind == ScheduleKind::kProtuner && spec.schedule_json.empty()) {
-    ObjectReader::fail(r.field("json"), "is required for kind 'protuner'");
-  }
-  if (spec.kind != ScheduleKind::kProtuner && !spec.schedule_json.empty()) {
-    ObjectReader::fail(r.field("json"), "is only allowed for kind 'protuner'");
-  }
+  spec.autoscheduler = r.string_or("autoscheduler", "");
+  spec.autoscheduler_plugin = r.string_or("plugin", "");
+  check_kind_fields(r, spec);
   return spec;
 }
 
@@ -228,6 +255,12 @@ std::string request_to_json(const MeasureRequest &request) {
   json schedule = {{"kind", kind_name(request.schedule.kind)}};
   if (request.schedule.kind == ScheduleKind::kProtuner) {
     schedule["json"] = request.schedule.schedule_json;
+  }
+  if (request.schedule.kind == ScheduleKind::kAutoscheduler) {
+    schedule["autoscheduler"] = request.schedule.autoscheduler;
+    if (!request.schedule.autoscheduler_plugin.empty()) {
+      schedule["plugin"] = request.schedule.autoscheduler_plugin;
+    }
   }
   const MeasureSettings &s = request.settings;
   const json j = {

@@ -3,7 +3,9 @@
 // the result cache and by `protuner measure --json`.
 //
 //   request: {"app": {"name", "library", "generator", "params": {..}},
-//             "schedule": {"kind": "protuner"|"expert"|"default"|"root", "json": "..."},
+//             "schedule": {"kind": "protuner"|"expert"|"default"|"root"|"autoscheduler",
+//                          "json": "..." (protuner), "autoscheduler": "Adams2019",
+//                          "plugin": "/path/libautoschedule_x.so" (autoscheduler; optional)},
 //             "target": "host", "settings": {"warmup_runs", "samples", "min_sample_seconds",
 //             "compile_timeout_seconds", "run_timeout_seconds", "memory_limit_mb",
 //             "require_smt_off", "check_output"}}

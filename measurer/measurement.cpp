@@ -2,6 +2,9 @@
 // exit code all go through these two functions.
 #include "measurer/measurement.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "common/errors.h"
 
 namespace protuner {
@@ -14,6 +17,27 @@ constexpr MeasureStatus kAllStatuses[] = {
 };
 
 }  // namespace
+
+const std::vector<std::string> &halide_autoscheduler_names() {
+  static const std::vector<std::string> names{"Adams2019", "Mullapudi2016", "Li2018"};
+  return names;
+}
+
+std::string autoscheduler_plugin_path(const ScheduleSpec &spec) {
+  if (!spec.autoscheduler_plugin.empty()) return spec.autoscheduler_plugin;
+  const auto &known = halide_autoscheduler_names();
+  if (std::find(known.begin(), known.end(), spec.autoscheduler) == known.end()) {
+    std::string list;
+    for (const auto &n : known) list += (list.empty() ? "" : ", ") + n;
+    throw ConfigError("unknown autoscheduler '" + spec.autoscheduler + "' (Halide's are: " + list +
+                      "; another plugin needs its path)");
+  }
+  std::string file = spec.autoscheduler;
+  std::transform(file.begin(), file.end(), file.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // The folder Halide's CMake package installs its autoscheduler plugins in.
+  return std::string(PROTUNER_HALIDE_PLUGIN_DIR) + "/libautoschedule_" + file + ".so";
+}
 
 const char *status_name(MeasureStatus status) {
   switch (status) {

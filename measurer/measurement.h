@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/app.h"
@@ -21,12 +22,38 @@ enum class ScheduleKind : uint8_t {
   kExpert,    // the app's hand-written schedule (generator param expert=true)
   kDefault,   // Halide's default: everything inlined, outputs serial
   kRoot,      // every Func compute_root, nothing else: the safe reference schedule
+  // One of Halide's own autoschedulers, run in the measurement child on the unscheduled
+  // pipeline (MachineParams: the measurer's CPU count, the host's last-level cache, 40).
+  // Its time counts as compile time, under the compile timeout and memory limit, so an
+  // autoscheduler that runs out of either is a timeout / out_of_memory result.
+  kAutoscheduler,
 };
 
 struct ScheduleSpec {
+  // Brace-initialized as {kind}, {kind, json} or with every field: the kind-specific
+  // fields default to empty without -Wmissing-field-initializers at every call site.
+  ScheduleSpec(ScheduleKind kind = ScheduleKind::kProtuner, std::string schedule_json = "",
+               std::string autoscheduler = "", std::string autoscheduler_plugin = "")
+      : kind(kind), schedule_json(std::move(schedule_json)),
+        autoscheduler(std::move(autoscheduler)),
+        autoscheduler_plugin(std::move(autoscheduler_plugin)) {}
+
   ScheduleKind kind = ScheduleKind::kProtuner;
   std::string schedule_json;  // kProtuner only
+  // kAutoscheduler only: the name the plugin registers ("Adams2019", "Mullapudi2016",
+  // "Li2018"), and the plugin's path; empty: Halide's own plugin for that name
+  // (autoscheduler_plugin_path).
+  std::string autoscheduler;
+  std::string autoscheduler_plugin;
 };
+
+// The autoschedulers Halide 14 ships as plugins, in the order help texts list them.
+const std::vector<std::string> &halide_autoscheduler_names();
+
+// The plugin to load for a kAutoscheduler spec: its explicit path, else the Halide 14
+// plugin of that name next to libHalide (libautoschedule_<lowercase name>.so). Throws
+// ConfigError for an unknown name without an explicit path, naming the known ones.
+std::string autoscheduler_plugin_path(const ScheduleSpec &spec);
 
 // How a candidate is compiled, run, checked and timed. Defaults are the farm's.
 struct MeasureSettings {

@@ -23,6 +23,15 @@ std::string measurement_key(const MeasureRequest &request, const std::string &re
   req.erase("target");
   req["app"].erase("name");
   req["app"]["identity"] = nlohmann::json::parse(app_identity_key(request.app));
+  if (request.schedule.kind == ScheduleKind::kAutoscheduler) {
+    // The plugin's file, so an upgraded Halide is a new key. An unknown name has no
+    // plugin; its bad_request is never cached.
+    try {
+      req["schedule"]["plugin_identity"] =
+          nlohmann::json::parse(file_identity_key(autoscheduler_plugin_path(request.schedule)));
+    } catch (const ConfigError &) {
+    }
+  }
   for (const char *limit : {"compile_timeout_seconds", "run_timeout_seconds", "memory_limit_mb",
                             "require_smt_off"}) {
     req["settings"].erase(limit);

@@ -242,18 +242,30 @@ std::vector<LoopRef> ScheduleState::store_options(const LoopRef &at) const {
   return out;
 }
 
+int64_t ScheduleState::points_per_use(int f, int g, int s) const {
+  const StageNode &stage = graph_->funcs[g].stages[s];
+  Region point = stage.loop_region(bounds(g).region);
+  for (Span &sp : point) {
+    const int64_t mid = sp.min + sp.extent() / 2;
+    sp = {mid, mid};
+  }
+  Region need(graph_->funcs[f].dimensions);
+  add_uses(f, g, s, point, need);
+  return region_points(need);
+}
+
 int64_t ScheduleState::inline_footprint(int f) const {
   int64_t worst = 0;
+  for_each_use(*this, f, [&](int g, int s) { worst = std::max(worst, points_per_use(f, g, s)); });
+  return worst;
+}
+
+int64_t ScheduleState::inlined_block_calls(int f) const {
+  int64_t worst = 0;
   for_each_use(*this, f, [&](int g, int s) {
-    const StageNode &stage = graph_->funcs[g].stages[s];
-    Region point = stage.loop_region(bounds(g).region);
-    for (Span &sp : point) {
-      const int64_t mid = sp.min + sp.extent() / 2;
-      sp = {mid, mid};
-    }
-    Region need(graph_->funcs[f].dimensions);
-    add_uses(f, g, s, point, need);
-    worst = std::max(worst, region_points(need));
+    int64_t block = 1;
+    for (int64_t n : decision(g).stages[s].inner) block *= n;
+    worst = std::max(worst, points_per_use(f, g, s) * block);
   });
   return worst;
 }

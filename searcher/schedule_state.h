@@ -95,6 +95,10 @@ class ScheduleState {
   // Points of f needed per single point of each non-inlined stage using it, at most: what
   // inlining f would recompute.
   int64_t inline_footprint(int f) const;
+  // Calls of f one innermost block (a stage's vector-and-unrolled inner tile) of a stage
+  // using it would make if f were inlined, at most: inline_footprint per point times the
+  // block's points. Unrolled, every call is code the compiler must generate.
+  int64_t inlined_block_calls(int f) const;
 
  private:
   struct Decided {
@@ -115,6 +119,9 @@ class ScheduleState {
   void commit(FuncDecision d);
   bool any_enclosing_loop(const LoopRef &at, const std::function<bool(const Loop &)> &pred) const;  // decide(), also while the decision is under way in steps
   FuncBounds compute_bounds(int f, const FuncDecision &d) const;
+  // Points of f one point (in the middle of its region) of stage s of Func g reads,
+  // through Funcs inlined in between.
+  int64_t points_per_use(int f, int g, int s) const;
   void add_uses(int f, int stage_func, int stage, const Region &loops, Region &out) const;
 
   std::shared_ptr<const PipelineGraph> graph_;

@@ -182,6 +182,9 @@ SearchSpace::SearchSpace(SearchSpaceOptions options) : options_(std::move(option
                                 " unroll_extents and max_vector_multiple in 1.." +
                                 std::to_string(kMaxExtraInners));
   }
+  if (options_.max_inlined_block_calls < 1) {
+    throw std::invalid_argument("SearchSpaceOptions: max_inlined_block_calls >= 1 required");
+  }
   if (options_.cores < 1 || options_.vector_bits < 8 || options_.max_tile_options < 2) {
     throw std::invalid_argument(
         "SearchSpaceOptions: cores >= 1, vector_bits >= 8 and max_tile_options >= 2 required");
@@ -192,7 +195,8 @@ std::vector<Step> SearchSpace::place_steps(const ScheduleState &state) const {
   std::vector<Step> out;
   const int f = state.num_decided();
   const FuncNode &node = state.graph().funcs[f];
-  if (node.inlinable() && state.inline_footprint(f) <= options_.max_inline_footprint) {
+  if (node.inlinable() && state.inline_footprint(f) <= options_.max_inline_footprint &&
+      state.inlined_block_calls(f) <= options_.max_inlined_block_calls) {
     out.push_back(place_step(Placement::kInline));
   }
   out.push_back(place_step(Placement::kRoot));
@@ -319,7 +323,11 @@ std::string SearchSpace::pruned_because(const ScheduleState &state, const FuncDe
       const std::string where = "stage " + std::to_string(next.stage);
       switch (step.kind) {
         case Step::Kind::kPlace:
-          if (step.placement == Placement::kInline) return "inlining would recompute too much";
+          if (step.placement == Placement::kInline) {
+            return s.inline_footprint(s.num_decided()) > options_.max_inline_footprint
+                       ? "inlining would recompute too much"
+                       : "inlining would unroll too many calls into a consumer's inner block";
+          }
           if (step.placement == Placement::kAt && !(step.store_at == step.compute_at) &&
               !options_.outer_storage) {
             return "storage outside the compute loop is not offered (outer_storage is off)";

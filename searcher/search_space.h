@@ -35,6 +35,12 @@ struct SearchSpaceOptions {
   //    parallel tasks (too little parallelism for the machine otherwise).
   int64_t min_parallel_points = 16384;
   // 3. No parallel loop inside a parallel loop (the outer one already fills the cores).
+  // 5. Inlining is offered only if an innermost block (vector x unrolled tile) of every
+  //    consumer would make at most this many calls of the Func: unrolled, each is code,
+  //    and clamped (boundary-condition) loads are gathers. A 32x8 block of a 3x3 blur over
+  //    an inlined boundary condition (2304 calls) took LLVM over 80 s to compile; with a
+  //    limit of 1024, candidates of the same app still hit a 15 s compile limit.
+  int64_t max_inlined_block_calls = 512;
   // Storage outside the compute loop (store_at an enclosing loop; ScheduleState accepts
   // it) is offered only when this is on. Off: Halide 14's sliding window miscompiles such
   // schedules with guarded tails (wrong values on blur chain, bilateral grid and harris,

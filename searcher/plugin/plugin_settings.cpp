@@ -1,12 +1,15 @@
 // Parsing of the plugin's environment variables (see plugin_settings.h).
 #include "searcher/plugin/plugin_settings.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 #include "common/errors.h"
+#include "searcher/search/search_registry.h"
 
 namespace protuner {
 namespace {
@@ -17,6 +20,10 @@ constexpr const char *kAlgorithmVar = "HL_PROTUNER_ALGORITHM";
 constexpr const char *kBudgetVar = "HL_PROTUNER_BUDGET_S";
 constexpr const char *kIterationsVar = "HL_PROTUNER_ITERATIONS";
 constexpr const char *kScheduleJsonVar = "HL_PROTUNER_SCHEDULE_JSON";
+constexpr const char *kAppLibraryVar = "HL_PROTUNER_APP_LIBRARY";
+constexpr const char *kAppGeneratorVar = "HL_PROTUNER_APP_GENERATOR";
+constexpr const char *kAppParamsVar = "HL_PROTUNER_APP_PARAMS";
+constexpr const char *kMeasureChildVar = "HL_PROTUNER_MEASURE_CHILD";
 
 [[noreturn]] void refuse(const char *var, const std::string &value, const std::string &why) {
   throw ConfigError(std::string(var) + "='" + value + "' is not valid: " + why);
@@ -40,34 +47,39 @@ T parse_decimal(const char *var, const std::string &text, T min, T max,
   return value;
 }
 
-PluginAlgorithm parse_algorithm(const std::string &text) {
-  const auto &names = plugin_algorithm_names();
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == text) return static_cast<PluginAlgorithm>(i);
-  }
+std::string parse_algorithm(const std::string &text) {
+  const auto &names = search_names();
+  if (std::find(names.begin(), names.end(), text) != names.end()) return text;
   std::string valid;
   for (const std::string &n : names) valid += (valid.empty() ? "" : ", ") + n;
   refuse(kAlgorithmVar, text, "unknown algorithm; valid names: " + valid);
 }
 
+// "name=value,name=value" into generator params.
+std::map<std::string, std::string> parse_params(const std::string &text) {
+  std::map<std::string, std::string> params;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      refuse(kAppParamsVar, text, "'" + item + "' is not of the form name=value");
+    }
+    params[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return params;
+}
+
 }  // namespace
-
-const std::vector<std::string> &plugin_algorithm_names() {
-  // Indexed by PluginAlgorithm.
-  static const std::vector<std::string> names{"random", "greedy"};
-  return names;
-}
-
-std::string to_string(PluginAlgorithm a) {
-  return plugin_algorithm_names().at(static_cast<size_t>(a));
-}
 
 std::string PluginSettings::describe() const {
   std::ostringstream os;
-  os << "algorithm=" << to_string(algorithm) << " seed=" << seed
+  os << "algorithm=" << algorithm << " seed=" << seed
      << " budget=" << budget_seconds << "s";
-  if (max_iterations) os << " iterations=" << *max_iterations;
+  if (iterations) os << " iterations=" << *iterations;
   if (schedule_json_path) os << " schedule_json=" << *schedule_json_path;
+  if (app) os << " app=" << app->library << ":" << app->generator;
+  if (measure_child) os << " measure_child=" << *measure_child;
   return os.str();
 }
 
@@ -88,10 +100,28 @@ PluginSettings plugin_settings_from(const EnvLookup &lookup) {
                                                   std::to_string(kMaxBudgetSeconds));
   }
   if (auto v = get(kIterationsVar)) {
-    s.max_iterations =
+    s.iterations =
         parse_decimal<int64_t>(kIterationsVar, *v, 1, INT64_MAX, "a decimal integer >= 1");
   }
   if (auto v = get(kScheduleJsonVar)) s.schedule_json_path = *v;
+  const std::optional<std::string> library = get(kAppLibraryVar);
+  const std::optional<std::string> generator = get(kAppGeneratorVar);
+  if (library.has_value() != generator.has_value()) {
+    throw ConfigError(std::string(kAppLibraryVar) + " and " + kAppGeneratorVar +
+                      " name the app together: set both or neither");
+  }
+  if (library) {
+    AppSpec app;
+    app.library = *library;
+    app.generator = *generator;
+    app.name = *generator;
+    if (auto v = get(kAppParamsVar)) app.params = parse_params(*v);
+    s.app = std::move(app);
+  } else if (get(kAppParamsVar)) {
+    throw ConfigError(std::string(kAppParamsVar) + " is set but " + kAppLibraryVar +
+                      " and " + kAppGeneratorVar + " are not");
+  }
+  if (auto v = get(kMeasureChildVar)) s.measure_child = *v;
   return s;
 }
 

@@ -10,33 +10,44 @@
 #include <string>
 #include <vector>
 
+#include "common/app.h"
+
 namespace protuner {
 
-// The interim searches the plugin can run until the MCTS lands (schedule_search.h).
-enum class PluginAlgorithm { kRandom, kGreedy };
-
-// The names HL_PROTUNER_ALGORITHM accepts, in the order error messages list them.
-const std::vector<std::string> &plugin_algorithm_names();
-std::string to_string(PluginAlgorithm a);
+// The search the plugin runs when HL_PROTUNER_ALGORITHM is unset: ProTuner's MCTS with
+// 1 s per Func decision, ranked by the cost model alone (cost+real needs the app's
+// identity, which Halide does not pass to a plugin).
+inline const char *kPluginDefaultAlgorithm = "mcts_1s";
 
 struct PluginSettings {
   // HL_PROTUNER_SEED: seeds the search; the same seed and iteration count give the same
   // schedule. Decimal, 0 .. 2^64-1.
   uint64_t seed = 0;
-  // HL_PROTUNER_ALGORITHM: random (sample complete schedules, keep the best) or greedy
-  // (decide each Func by the best of a sample of its choices).
-  PluginAlgorithm algorithm = PluginAlgorithm::kRandom;
+  // HL_PROTUNER_ALGORITHM: a search by name (searcher/search/search_registry.h): the MCTS
+  // configurations of ProTuner's Table 1 (mcts_30s, ..., mcts_cost+real_1s), mcts_0.5s,
+  // beam, greedy or random.
+  std::string algorithm = kPluginDefaultAlgorithm;
   // HL_PROTUNER_BUDGET_S: whole seconds the search may take. The plugin returns its best
-  // schedule when they run out; 0 means "one complete schedule" (it always finds one).
-  // At most a year (a larger value is a typo).
+  // schedule when they run out; 0 means "as fast as possible" (it always returns a
+  // complete schedule). At most a year (a larger value is a typo).
   int64_t budget_seconds = 10;
-  // HL_PROTUNER_ITERATIONS: stop after this many complete schedules even if time is left.
-  // Unset: only the budget stops the search. With a budget that is never reached, a fixed
-  // count makes runs reproducible (tests use it).
-  std::optional<int64_t> max_iterations;
+  // HL_PROTUNER_ITERATIONS: the search's iteration count (MCTS: per tree per decision;
+  // beam: passes; random: schedules). With it, a run is reproducible; the budget still
+  // applies. Unset: only the budget stops the search.
+  std::optional<int64_t> iterations;
   // HL_PROTUNER_SCHEDULE_JSON: if set, the serialized schedule (schedule_json.h) is also
   // written to this path, for the measurer or another process to apply.
   std::optional<std::string> schedule_json_path;
+  // Searches that measure (mcts_cost+real_*, and random when given) compile and time
+  // candidates in a child process, which rebuilds the pipeline from the generator:
+  //   HL_PROTUNER_APP_LIBRARY    the generator library (the -p library of the driver)
+  //   HL_PROTUNER_APP_GENERATOR  the generator's name (the driver's -g)
+  //   HL_PROTUNER_APP_PARAMS     its generator params, "name=value,name=value" (optional)
+  // Unset library: the search uses the cost model only (a measuring search is refused).
+  std::optional<AppSpec> app;
+  // HL_PROTUNER_MEASURE_CHILD: the measurement helper executable. Unset:
+  // protuner-measure-child in the bin/ folder beside the plugin's lib/ folder.
+  std::optional<std::string> measure_child;
 
   // One line naming every setting, for the log.
   std::string describe() const;

@@ -3,24 +3,29 @@
 // by protuner through Halide's own driver:
 //   <generator driver> -p libautoschedule_protuner.so -s ProTuner auto_schedule=true ...
 // Halide calls it with the pipeline, the target and machine_params; the rest of the
-// settings come from the environment (plugin_settings.h). It searches, applies the best
-// schedule to the pipeline's Funcs (Halide then compiles them) and returns the schedule as
-// the body of the .schedule.h file Halide writes.
+// settings come from the environment (plugin_settings.h). It runs the named search (MCTS
+// by default) with the analytic cost model, measuring candidates in child processes when
+// the search asks for it, applies the best schedule to the pipeline's Funcs (Halide then
+// compiles them) and returns the schedule as the body of the .schedule.h file Halide writes.
 #include <Halide.h>
+#include <dlfcn.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "common/errors.h"
+#include "measurer/isolated_measurer.h"
 #include "searcher/apply_schedule.h"
+#include "searcher/cost/analytic_model.h"
 #include "searcher/pipeline_graph.h"
 #include "searcher/plugin/halide_schedule_file.h"
-#include "searcher/plugin/interim_cost.h"
 #include "searcher/plugin/plugin_settings.h"
-#include "searcher/plugin/schedule_search.h"
 #include "searcher/schedule_json.h"
+#include "searcher/search/measured_candidates.h"
+#include "searcher/search/search_registry.h"
 #include "searcher/search_space.h"
 
 namespace protuner {
@@ -47,6 +52,42 @@ SearchSpaceOptions space_options_for(const Halide::Target &target,
   return o;
 }
 
+// The machine the cost model predicts for: this host's caches and clock, with the cores,
+// vector width and last-level cache Halide asks about (the target may be another machine).
+MachineModel machine_for(const SearchSpaceOptions &space, const Halide::MachineParams &params) {
+  MachineModel m = MachineModel::from_host();
+  m.cores = space.cores;
+  m.vector_bits = space.vector_bits;
+  if (params.last_level_cache_size > 0) m.l3_bytes = params.last_level_cache_size;
+  return m;
+}
+
+// protuner-measure-child in the bin/ folder beside the lib/ folder this plugin was loaded
+// from (the build tree's layout).
+std::string measure_child_beside_plugin() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void *>(&machine_for), &info) || !info.dli_fname) {
+    throw ConfigError("cannot locate the plugin's own file; set HL_PROTUNER_MEASURE_CHILD");
+  }
+  const std::filesystem::path lib = std::filesystem::absolute(info.dli_fname).parent_path();
+  return (lib.parent_path() / "bin" / "protuner-measure-child").string();
+}
+
+// Real measurement for searches that ask for it: the app named by the settings, measured
+// on this machine in child processes.
+struct PluginMeasurer {
+  PluginMeasurer(const PluginSettings &settings, const Halide::Target &target)
+      : isolated(options(settings)),
+        candidates(isolated, *settings.app, target.to_string(), MeasureSettings{}) {}
+  static IsolatedMeasurerOptions options(const PluginSettings &settings) {
+    IsolatedMeasurerOptions o;
+    o.child_executable = settings.measure_child.value_or(measure_child_beside_plugin());
+    return o;
+  }
+  IsolatedMeasurer isolated;
+  BackendCandidateMeasurer candidates;
+};
+
 void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &target,
                   const Halide::MachineParams &params, Halide::AutoSchedulerResults *results) {
   const auto start = std::chrono::steady_clock::now();
@@ -59,14 +100,29 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
   auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(pipeline));
   const SearchSpaceOptions space_options = space_options_for(target, params);
   const SearchSpace space(space_options);
-  const InterimCost cost(InterimCostParams::from(space_options, params.last_level_cache_size));
+  const MachineModel machine = machine_for(space_options, params);
+  const std::unique_ptr<Search> search = make_search(settings.algorithm);
+  std::unique_ptr<PluginMeasurer> measurer;
+  if (search->needs_measurer()) {
+    if (!settings.app) {
+      throw ConfigError("HL_PROTUNER_ALGORITHM=" + settings.algorithm +
+                        " measures candidates: set HL_PROTUNER_APP_LIBRARY and "
+                        "HL_PROTUNER_APP_GENERATOR to the generator being scheduled");
+    }
+    measurer = std::make_unique<PluginMeasurer>(settings, target);
+  }
 
-  ScheduleSearchOptions options;
-  options.algorithm = settings.algorithm;
-  options.seed = settings.seed;
-  options.deadline = start + std::chrono::seconds(settings.budget_seconds);
-  options.max_iterations = settings.max_iterations;
-  const ScheduleSearchResult found = search_schedule(graph, space, cost, options);
+  SearchContext ctx;
+  ctx.graph = graph;
+  ctx.space = &space;
+  ctx.cost_model = [graph, machine] { return std::make_unique<AnalyticModel>(graph, machine); };
+  ctx.measurer = measurer ? &measurer->candidates : nullptr;
+  ctx.seed = settings.seed;
+  ctx.threads = space_options.cores;
+  SearchBudget budget;
+  budget.deadline = start + std::chrono::seconds(settings.budget_seconds);
+  budget.iterations = settings.iterations;
+  const SearchResult found = search->run(ctx, budget);
 
   apply_schedule(found.best, pipeline);
   if (settings.schedule_json_path) write_schedule_json(found.best, *settings.schedule_json_path);
@@ -76,9 +132,14 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
   results->schedule_source = halide_schedule_body(found.best);
 
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-  std::cerr << "ProTuner: " << graph->funcs.size() << " Funcs, " << found.iterations
-            << " complete schedules (" << found.dead_ends << " dead ends) in " << took.count()
-            << " s; best interim cost " << found.best_cost << "\n";
+  std::cerr << "ProTuner: " << graph->funcs.size() << " Funcs, " << search->name() << ": "
+            << found.rollouts << " complete schedules, " << found.evaluations
+            << " cost-model evaluations, " << found.measurements << " measurements in "
+            << took.count() << " s; best predicted " << found.best_cost * 1e3 << " ms";
+  if (found.best_measured_seconds) {
+    std::cerr << ", measured " << *found.best_measured_seconds * 1e3 << " ms";
+  }
+  std::cerr << "\n";
 }
 
 // Halide reports user errors as CompileError; ours become that too, so the driver prints

@@ -8,10 +8,10 @@
 #include <Halide.h>
 #include <random>
 
-#include "common/app.h"
 #include "common/host_target.h"
 #include "searcher/cost/featurizer.h"
 #include "searcher/search_space.h"
+#include "tests/bench/suite_app_graph.h"
 
 namespace {
 
@@ -28,13 +28,7 @@ struct Fixture {
 const Fixture &local_laplacian() {
   static const Fixture fixture = [] {
     Fixture fx;
-    AppInstance app =
-        AppInstance::create({"local_laplacian",
-                             PROTUNER_APP_LIBRARY_DIR "/libprotuner_app_local_laplacian.so",
-                             "local_laplacian",
-                             {}},
-                            host_target());
-    fx.graph = std::make_shared<const PipelineGraph>(analyze_pipeline(app.pipeline()));
+    fx.graph = bench::suite_app_graph("local_laplacian");
     const SearchSpace space(SearchSpaceOptions::for_target(host_target()));
     std::mt19937_64 rng(7);
     for (int r = 0; r < kRollouts; ++r) {

@@ -8,9 +8,9 @@
 #include <Halide.h>
 #include <random>
 
-#include "common/app.h"
 #include "common/host_target.h"
 #include "searcher/search_space.h"
+#include "tests/bench/suite_app_graph.h"
 #include "tests/searcher/test_pipelines.h"
 
 namespace {
@@ -18,15 +18,7 @@ namespace {
 using namespace protuner;
 
 std::shared_ptr<const PipelineGraph> bilateral_grid() {
-  static std::shared_ptr<const PipelineGraph> graph = [] {
-    AppInstance app =
-        AppInstance::create({"bilateral_grid",
-                             PROTUNER_APP_LIBRARY_DIR "/libprotuner_app_bilateral_grid.so",
-                             "bilateral_grid",
-                             {}},
-                            host_target());
-    return std::make_shared<const PipelineGraph>(analyze_pipeline(app.pipeline()));
-  }();
+  static const std::shared_ptr<const PipelineGraph> graph = bench::suite_app_graph("bilateral_grid");
   return graph;
 }
 

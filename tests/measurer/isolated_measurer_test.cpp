@@ -204,6 +204,46 @@ TEST(IsolatedMeasurer, BadRequestsSayWhatIsWrong) {
   expect_good_candidate_ok(m);
 }
 
+// Halide's Mullapudi2016 autoscheduler, run in the child: a real schedule, checked against
+// the reference and timed; its time counts as compile time.
+TEST(IsolatedMeasurer, AHalideAutoschedulerIsMeasuredLikeAnyCandidate) {
+  IsolatedMeasurer m(test_options());
+  MeasureRequest r = blur(ScheduleKind::kAutoscheduler);
+  r.schedule.autoscheduler = "Mullapudi2016";
+  const MeasureResult result = m.measure(r);
+  EXPECT_STATUS(result, MeasureStatus::kOk);
+  EXPECT_GT(result.timing.min_ms, 0);
+  EXPECT_GT(result.compile_seconds, 0);
+}
+
+TEST(IsolatedMeasurer, AnUnknownAutoschedulerIsABadRequest) {
+  IsolatedMeasurer m(test_options());
+  MeasureRequest r = blur(ScheduleKind::kAutoscheduler);
+  r.schedule.autoscheduler = "Fastest2030";
+  const MeasureResult unknown = m.measure(r);
+  EXPECT_STATUS(unknown, MeasureStatus::kBadRequest);
+  EXPECT_NE(unknown.error.find("unknown autoscheduler 'Fastest2030'"), std::string::npos)
+      << unknown.error;
+  r.schedule.autoscheduler_plugin = "/no/such/libautoschedule_fastest.so";
+  const MeasureResult missing = m.measure(r);
+  EXPECT_STATUS(missing, MeasureStatus::kBadRequest);
+  EXPECT_NE(missing.error.find("/no/such/libautoschedule_fastest.so"), std::string::npos)
+      << missing.error;
+}
+
+// An autoscheduler that outlives the compile limit is a timeout, like a slow compile:
+// Adams2019 takes about 2.5 s on test_blur here, compiling its schedule about 0.3 s.
+TEST(IsolatedMeasurer, AnAutoschedulerPastTheCompileLimitTimesOut) {
+  IsolatedMeasurer m(test_options());
+  MeasureRequest r = blur(ScheduleKind::kAutoscheduler);
+  r.schedule.autoscheduler = "Adams2019";
+  r.settings.check_output = false;
+  r.settings.compile_timeout_seconds = 1.5;
+  const MeasureResult result = m.measure(r);
+  EXPECT_STATUS(result, MeasureStatus::kTimeout);
+  EXPECT_NE(result.error.find("while compiling"), std::string::npos) << result.error;
+}
+
 TEST(MeasureChild, MalformedRequestTextIsABadRequest) {
   ChildMeasureOptions o;
   o.cache_dir = PROTUNER_TEST_CACHE_DIR;

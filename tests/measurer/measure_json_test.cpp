@@ -60,6 +60,44 @@ TEST(MeasureJson, EveryScheduleKindRoundTrips) {
   }
 }
 
+TEST(MeasureJson, AnAutoschedulerRequestRoundTripsWithItsPlugin) {
+  MeasureRequest r = sample_request();
+  r.schedule = {ScheduleKind::kAutoscheduler, "", "Mullapudi2016", ""};
+  const MeasureRequest b = request_from_json(request_to_json(r));
+  EXPECT_EQ(b.schedule.kind, ScheduleKind::kAutoscheduler);
+  EXPECT_EQ(b.schedule.autoscheduler, "Mullapudi2016");
+  EXPECT_TRUE(b.schedule.autoscheduler_plugin.empty());
+  EXPECT_EQ(request_to_json(b), request_to_json(r));
+  // Halide's plugin of that name, unless the request names another file.
+  EXPECT_NE(autoscheduler_plugin_path(b.schedule).find("libautoschedule_mullapudi2016.so"),
+            std::string::npos);
+  r.schedule = {ScheduleKind::kAutoscheduler, "", "Mine", "/opt/libautoschedule_mine.so"};
+  const MeasureRequest c = request_from_json(request_to_json(r));
+  EXPECT_EQ(c.schedule.autoscheduler, "Mine");
+  EXPECT_EQ(c.schedule.autoscheduler_plugin, "/opt/libautoschedule_mine.so");
+  EXPECT_EQ(autoscheduler_plugin_path(c.schedule), "/opt/libautoschedule_mine.so");
+}
+
+TEST(MeasureJson, AutoschedulerFieldsAreCheckedAgainstTheKind) {
+  const auto request_with = [](const std::string &schedule) {
+    return error_of([&] {
+      request_from_json(R"({"app": {"library": "l", "generator": "g"}, "schedule": )" + schedule +
+                        "}");
+    });
+  };
+  EXPECT_EQ(request_with(R"({"kind": "autoscheduler"})"),
+            "request.schedule.autoscheduler is required for kind 'autoscheduler'");
+  EXPECT_EQ(request_with(R"({"kind": "root", "autoscheduler": "Adams2019"})"),
+            "request.schedule.autoscheduler is only allowed for kind 'autoscheduler'");
+  EXPECT_EQ(request_with(R"({"kind": "expert", "plugin": "/p.so"})"),
+            "request.schedule.plugin is only allowed for kind 'autoscheduler'");
+  const std::string unknown = request_with(R"({"kind": "autoscheduler", "autoscheduler": "Fast"})");
+  EXPECT_NE(unknown.find("request.schedule.autoscheduler unknown autoscheduler 'Fast'"),
+            std::string::npos)
+      << unknown;
+  EXPECT_NE(unknown.find("Adams2019, Mullapudi2016, Li2018"), std::string::npos) << unknown;
+}
+
 TEST(MeasureJson, OmittedSettingsTakeTheDefaults) {
   const MeasureRequest r = request_from_json(
       R"({"app": {"library": "/l.so", "generator": "g", "params": {"expert": true, "n": 3}},

@@ -8,13 +8,12 @@
 #include "searcher/cost/analytic_model.h"
 #include "tests/searcher/cost_test_support.h"
 #include "tests/searcher/test_pipelines.h"
+#include "tests/searcher/search_fixtures.h"
 
 namespace protuner {
 namespace {
 
-std::shared_ptr<const PipelineGraph> graph_of(Halide::Pipeline p) {
-  return std::make_shared<const PipelineGraph>(analyze_pipeline(p));
-}
+using testing::graph_of;
 
 // Every Func at root, all with one kind of tiling.
 ScheduleState all_root(const std::shared_ptr<const PipelineGraph> &g, bool parallel_vector) {

@@ -9,13 +9,12 @@
 #include "common/host_target.h"
 #include "searcher/search_space.h"
 #include "tests/searcher/test_pipelines.h"
+#include "tests/searcher/search_fixtures.h"
 
 namespace protuner {
 namespace {
 
-std::shared_ptr<const PipelineGraph> graph_of(Halide::Pipeline p) {
-  return std::make_shared<const PipelineGraph>(analyze_pipeline(p));
-}
+using testing::graph_of;
 
 std::string error_of(const std::string &text, std::shared_ptr<const PipelineGraph> g) {
   try {

@@ -14,9 +14,12 @@
 #include "searcher/search_space.h"
 #include "tests/searcher/test_pipelines.h"
 #include "tests/support/run_command.h"
+#include "tests/searcher/search_fixtures.h"
 
 namespace protuner {
 namespace {
+
+using testing::graph_of;
 
 namespace fs = std::filesystem;
 
@@ -24,10 +27,6 @@ std::string run_command(const std::string &cmd, int &exit_code) {
   const testing::CommandResult r = testing::run_command(cmd);
   exit_code = r.exit_code;
   return r.output;
-}
-
-std::shared_ptr<const PipelineGraph> graph_of(Halide::Pipeline p) {
-  return std::make_shared<const PipelineGraph>(analyze_pipeline(p));
 }
 
 TEST(ScheduleSource, CompilesAndGivesTheSameLoopNest) {

@@ -10,20 +10,13 @@
 #include "common/host_target.h"
 #include "searcher/search_space.h"
 #include "tests/searcher/test_pipelines.h"
+#include "tests/searcher/search_fixtures.h"
 
 namespace protuner {
 namespace {
 
-std::shared_ptr<const PipelineGraph> graph_of(Halide::Pipeline p) {
-  return std::make_shared<const PipelineGraph>(analyze_pipeline(p));
-}
-
-SearchSpace space_for_tests() {
-  SearchSpaceOptions o;  // fixed, not the host's, so the tests mean the same everywhere
-  o.cores = 2;
-  o.vector_bits = 512;
-  return SearchSpace(o);
-}
+using testing::graph_of;
+using testing::space_for_tests;
 
 // A stencil of a stencil: each point of `outer` needs 7x7 points of `inner`, each of which
 // needs 7x7 of `base`. Inlining `inner` would recompute 49 points per output point.
@@ -153,6 +146,39 @@ TEST(SearchSpace, InliningThatRecomputesTooMuchIsPruned) {
   EXPECT_EQ(s.check_decision(inline_it), "") << "legal";
   EXPECT_EQ(space.pruned_because(s, inline_it), "inlining would recompute too much");
   for (const Step &c : space.children(s)) EXPECT_NE(c.placement, Placement::kInline);
+}
+
+// Rule 5: inlining is pruned when a consumer's unrolled inner block would make too many
+// calls of the Func (code LLVM takes minutes to compile), and offered for a smaller block.
+TEST(SearchSpace, InliningIntoAHugeUnrolledBlockIsPruned) {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func f("f"), g("g");
+  f(x, y) = in(clamp(x, 0, 255), clamp(y, 0, 255)) * 2.0f;
+  Expr sum = 0.0f;
+  for (int dy = -1; dy <= 1; ++dy) {
+    for (int dx = -1; dx <= 1; ++dx) sum += f(x + dx, y + dy);
+  }
+  g(x, y) = sum;
+  in.set_estimates({{0, 256}, {0, 256}});
+  g.set_estimates({{0, 256}, {0, 256}});
+  const auto graph = graph_of(Pipeline(g));
+  const SearchSpace space = space_for_tests();
+  FuncDecision inline_it;
+  inline_it.placement = Placement::kInline;
+  for (const auto &[inner, pruned] : {std::pair{std::vector<int64_t>{32, 8}, true},
+                                      std::pair{std::vector<int64_t>{16, 1}, false}}) {
+    ScheduleState s(graph);
+    FuncDecision d;
+    d.placement = Placement::kRoot;
+    d.stages.push_back({{64, 32}, inner, 1});
+    s.decide(d);
+    // 9 calls per point: 32 x 8 x 9 = 2304 > 512; 16 x 1 x 9 = 144.
+    EXPECT_EQ(s.inlined_block_calls(s.num_decided()), 9 * inner[0] * inner[1]);
+    EXPECT_EQ(space.pruned_because(s, inline_it),
+              pruned ? "inlining would unroll too many calls into a consumer's inner block" : "");
+  }
 }
 
 // Rule 2: a big stage at root runs at least `cores` parallel tasks.

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 
+#include "common/app.h"
 #include "common/host_target.h"
 #include "common/pipeline_io.h"
 #include "tests/searcher/test_pipelines.h"
@@ -120,8 +121,54 @@ TEST_F(ProTunerPlugin, ReportsABadSettingAsAHalideErrorNamingIt) {
   } catch (const Halide::CompileError &e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("HL_PROTUNER_ALGORITHM='annealing'"), std::string::npos) << what;
-    EXPECT_NE(what.find("random, greedy"), std::string::npos) << what;
+    EXPECT_NE(what.find("beam, greedy, random"), std::string::npos) << what;
   }
+}
+
+TEST_F(ProTunerPlugin, MctsByDefaultComputesTheSameBitsAsRoot) {
+  ScopedEnv env(Env{{"HL_PROTUNER_ITERATIONS", "4"}});
+  check_same_output([] { return testing::bilateral_grid_pipeline(); });
+  check_same_output([] { return testing::conv_relu_pipeline(); });
+}
+
+TEST_F(ProTunerPlugin, AMeasuringSearchWithoutTheAppIsRefusedNamingWhatToSet) {
+  ScopedEnv env(Env{{"HL_PROTUNER_ALGORITHM", "mcts_cost+real_1s"}});
+  Halide::Pipeline p = testing::blur_chain_pipeline();
+  try {
+    auto_schedule(p);
+    FAIL() << "cost+real ran without an app to measure";
+  } catch (const Halide::CompileError &e) {
+    EXPECT_NE(std::string(e.what()).find("HL_PROTUNER_APP_LIBRARY"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace protuner
+
+namespace protuner {
+namespace {
+
+// cost+real in the plugin: candidates of the app named by HL_PROTUNER_APP_* are compiled
+// and timed in child processes, and the schedule the plugin applies is the fastest of them.
+TEST_F(ProTunerPlugin, CostPlusRealMeasuresCandidatesOfTheNamedApp) {
+  const std::string json = ::testing::TempDir() + "protuner_plugin_cost_real.json";
+  ScopedEnv env(Env{{"HL_PROTUNER_ALGORITHM", "mcts_cost+real_0.5s"},
+                    {"HL_PROTUNER_ITERATIONS", "2"},
+                    {"HL_PROTUNER_APP_LIBRARY", PROTUNER_TEST_GENERATOR_LIBRARY},
+                    {"HL_PROTUNER_APP_GENERATOR", "test_blur"},
+                    {"HL_PROTUNER_MEASURE_CHILD", PROTUNER_MEASURE_CHILD},
+                    {"HL_PROTUNER_SCHEDULE_JSON", json}});
+  AppInstance app = AppInstance::create(
+      {"test_blur", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}}, strict_host());
+  ::testing::internal::CaptureStderr();
+  auto_schedule(app.pipeline());
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("mcts_cost+real_0.5s"), std::string::npos) << log;
+  EXPECT_EQ(log.find(" 0 measurements"), std::string::npos) << log;
+  EXPECT_NE(log.find(" ms, measured "), std::string::npos) << log;
+  std::ifstream in(json);
+  EXPECT_TRUE(in.good()) << json;
+  std::remove(json.c_str());
 }
 
 }  // namespace

@@ -30,30 +30,59 @@ std::string error_of(const std::map<std::string, std::string> &env) {
 TEST(PluginSettings, DefaultsWhenNothingIsSet) {
   const PluginSettings s = settings_from({});
   EXPECT_EQ(s.seed, 0u);
-  EXPECT_EQ(s.algorithm, PluginAlgorithm::kRandom);
+  EXPECT_EQ(s.algorithm, "mcts_1s");
   EXPECT_EQ(s.budget_seconds, 10);
-  EXPECT_FALSE(s.max_iterations);
+  EXPECT_FALSE(s.iterations);
   EXPECT_FALSE(s.schedule_json_path);
+  EXPECT_FALSE(s.app);
+  EXPECT_FALSE(s.measure_child);
 }
 
 TEST(PluginSettings, EmptyValuesCountAsUnset) {
   const PluginSettings s = settings_from({{"HL_PROTUNER_SEED", ""}, {"HL_PROTUNER_ALGORITHM", ""}});
   EXPECT_EQ(s.seed, 0u);
-  EXPECT_EQ(s.algorithm, PluginAlgorithm::kRandom);
+  EXPECT_EQ(s.algorithm, kPluginDefaultAlgorithm);
 }
 
 TEST(PluginSettings, ReadsEveryVariable) {
   const PluginSettings s = settings_from({{"HL_PROTUNER_SEED", "18446744073709551615"},
-                                          {"HL_PROTUNER_ALGORITHM", "greedy"},
+                                          {"HL_PROTUNER_ALGORITHM", "mcts_cost+real_1s"},
                                           {"HL_PROTUNER_BUDGET_S", "0"},
                                           {"HL_PROTUNER_ITERATIONS", "7"},
-                                          {"HL_PROTUNER_SCHEDULE_JSON", "/tmp/s.json"}});
+                                          {"HL_PROTUNER_SCHEDULE_JSON", "/tmp/s.json"},
+                                          {"HL_PROTUNER_APP_LIBRARY", "/lib/libapp.so"},
+                                          {"HL_PROTUNER_APP_GENERATOR", "blur"},
+                                          {"HL_PROTUNER_APP_PARAMS", "width=64,expert=false"},
+                                          {"HL_PROTUNER_MEASURE_CHILD", "/bin/child"}});
   EXPECT_EQ(s.seed, 18446744073709551615ull);
-  EXPECT_EQ(s.algorithm, PluginAlgorithm::kGreedy);
+  EXPECT_EQ(s.algorithm, "mcts_cost+real_1s");
   EXPECT_EQ(s.budget_seconds, 0);
-  EXPECT_EQ(s.max_iterations, 7);
+  EXPECT_EQ(s.iterations, 7);
   EXPECT_EQ(s.schedule_json_path, "/tmp/s.json");
-  EXPECT_NE(s.describe().find("algorithm=greedy"), std::string::npos);
+  ASSERT_TRUE(s.app);
+  EXPECT_EQ(s.app->library, "/lib/libapp.so");
+  EXPECT_EQ(s.app->generator, "blur");
+  const std::map<std::string, std::string> params{{"width", "64"}, {"expert", "false"}};
+  EXPECT_EQ(s.app->params, params);
+  EXPECT_EQ(s.measure_child, "/bin/child");
+  EXPECT_NE(s.describe().find("algorithm=mcts_cost+real_1s"), std::string::npos);
+}
+
+TEST(PluginSettings, AcceptsEverySearchByName) {
+  for (const char *name : {"mcts_30s", "mcts_0.5s", "mcts_sqrt2_30s", "beam", "greedy", "random"}) {
+    EXPECT_EQ(settings_from({{"HL_PROTUNER_ALGORITHM", name}}).algorithm, name);
+  }
+}
+
+TEST(PluginSettings, TheAppNeedsLibraryAndGeneratorTogether) {
+  EXPECT_NE(error_of({{"HL_PROTUNER_APP_LIBRARY", "/lib/libapp.so"}}).find("set both or neither"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"HL_PROTUNER_APP_PARAMS", "a=1"}}).find("HL_PROTUNER_APP_LIBRARY"),
+            std::string::npos);
+  const std::string e = error_of({{"HL_PROTUNER_APP_LIBRARY", "/l.so"},
+                                  {"HL_PROTUNER_APP_GENERATOR", "g"},
+                                  {"HL_PROTUNER_APP_PARAMS", "width64"}});
+  EXPECT_NE(e.find("HL_PROTUNER_APP_PARAMS='width64'"), std::string::npos) << e;
 }
 
 TEST(PluginSettings, RefusesABadSeedNamingTheVariableAndValue) {
@@ -67,7 +96,8 @@ TEST(PluginSettings, RefusesABadSeedNamingTheVariableAndValue) {
 TEST(PluginSettings, RefusesAnUnknownAlgorithmListingTheValidNames) {
   const std::string e = error_of({{"HL_PROTUNER_ALGORITHM", "mcts"}});
   EXPECT_NE(e.find("HL_PROTUNER_ALGORITHM='mcts'"), std::string::npos) << e;
-  EXPECT_NE(e.find("random, greedy"), std::string::npos) << e;
+  EXPECT_NE(e.find("mcts_30s, mcts_10s"), std::string::npos) << e;
+  EXPECT_NE(e.find("beam, greedy, random"), std::string::npos) << e;
   // Names are case-sensitive, as the README lists them.
   EXPECT_NE(error_of({{"HL_PROTUNER_ALGORITHM", "Random"}}), "");
 }

@@ -1,0 +1,296 @@
+// Building a dataset: draw schedules per pipeline, skip the ones already stored, measure the
+// rest, append the ok ones. Also the dataset statistics and the `dataset` CLI wiring.
+#include "coordinator/dataset_build.h"
+
+#include <Halide.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "common/errors.h"
+#include "common/host_target.h"
+#include "common/suite.h"
+#include "coordinator/text_table.h"
+#include "measurer/isolated_measurer.h"
+#include "searcher/pipeline_graph.h"
+#include "searcher/schedule_json.h"
+#include "searcher/search_space.h"
+
+namespace protuner {
+namespace {
+
+using Key = std::pair<std::string, std::string>;  // (pipeline_id, canonical schedule JSON)
+
+// One text per schedule whatever the key order it was written with.
+std::string canonical_json(const std::string &text) { return nlohmann::json::parse(text).dump(); }
+
+// FNV-1a: a seed from the pipeline id that is the same in every build (std::hash is not).
+uint64_t stable_hash(const std::string &text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+std::set<Key> stored_keys(const std::string &path) {
+  std::set<Key> keys;
+  if (!std::filesystem::exists(path)) return keys;
+  for (const DatasetSample &s : read_dataset(path)) {
+    keys.emplace(s.pipeline_id, canonical_json(s.schedule_json));
+  }
+  return keys;
+}
+
+// Up to `wanted` distinct random complete schedules of the app, always the same ones for
+// the same (pipeline id, schedule seed). Counts dead-end rollouts in `dead_ends`.
+std::vector<std::string> draw_schedules(const DatasetApp &app, const DatasetBuildOptions &options,
+                                        const SearchSpace &space, const Halide::Target &target,
+                                        int &dead_ends) {
+  AppInstance instance = AppInstance::create(app.resolved, target);
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(instance.pipeline()));
+  std::mt19937_64 rng(stable_hash(app.pipeline_id) ^ options.schedule_seed);
+  std::vector<std::string> schedules;
+  std::set<std::string> seen;
+  const int wanted = options.schedules_per_pipeline;
+  for (int draw = 0; draw < wanted * options.draws_per_schedule && (int)schedules.size() < wanted;
+       ++draw) {
+    ScheduleState state(graph);
+    if (!space.random_rollout(state, rng)) {
+      ++dead_ends;
+      continue;
+    }
+    std::string text = schedule_to_json(state);
+    if (seen.insert(canonical_json(text)).second) schedules.push_back(std::move(text));
+  }
+  return schedules;
+}
+
+std::string host_class(const MeasureResult &result, const Halide::Target &target) {
+  using F = Halide::Target::Feature;
+  const char *simd = target.has_feature(F::AVX512)  ? "avx512"
+                     : target.has_feature(F::AVX2)  ? "avx2"
+                     : target.has_feature(F::SSE41) ? "sse4.1"
+                                                    : "no simd";
+  return result.host.cpu_model + " x" + std::to_string(result.cpus.size()) + ", " + simd +
+         ", smt " + result.host.smt;
+}
+
+double stddev(const std::vector<double> &v) {
+  if (v.size() < 2) return 0;
+  double mean = 0, sq = 0;
+  for (double x : v) mean += x / static_cast<double>(v.size());
+  for (double x : v) sq += (x - mean) * (x - mean);
+  return std::sqrt(sq / static_cast<double>(v.size() - 1));
+}
+
+DatasetSample make_sample(const DatasetApp &app, const std::string &schedule,
+                          const MeasureResult &result, const Halide::Target &target) {
+  DatasetSample s;
+  s.app = app.stored;
+  s.pipeline_id = app.pipeline_id;
+  s.schedule_json = schedule;
+  s.samples_ms = result.timing.samples_ms;
+  s.min_ms = result.timing.min_ms;
+  s.median_ms = result.timing.median_ms;
+  s.stddev_ms = stddev(result.timing.samples_ms);
+  s.host_class = host_class(result, target);
+  s.target = target.to_string();
+  return s;
+}
+
+// Everything one build needs, so the phases below take one argument.
+struct BuildContext {
+  const DatasetBuildOptions &options;
+  MeasurementBackend &measurer;
+  std::ostream &progress;
+  Halide::Target target;
+  SearchSpace space;
+  DatasetWriter writer;
+  std::set<Key> stored;
+  DatasetBuildSummary summary;
+};
+
+void measure_schedule(BuildContext &ctx, const DatasetApp &app, const std::string &schedule,
+                      const std::string &label) {
+  MeasureRequest request;
+  request.app = app.resolved;
+  request.schedule.kind = ScheduleKind::kProtuner;
+  request.schedule.schedule_json = schedule;
+  request.target = ctx.target.to_string();
+  request.settings.timing.samples = ctx.options.samples;
+  const MeasureResult result = ctx.measurer.measure(request);
+  std::string outcome;
+  if (result.ok()) {
+    ctx.writer.append(make_sample(app, schedule, result, ctx.target));
+    ctx.stored.emplace(app.pipeline_id, canonical_json(schedule));
+    ++ctx.summary.stored;
+    outcome = "ok " + format_fixed(result.timing.min_ms, 3) + " ms";
+  } else {
+    ++ctx.summary.failed;
+    outcome = status_name(result.status);
+    spdlog::warn("{}: {}: {}", label, outcome, result.error.substr(0, result.error.find('\n')));
+  }
+  ctx.progress << label << ": " << outcome << " (stored " << ctx.summary.stored << ", skipped "
+               << ctx.summary.skipped << ", failed " << ctx.summary.failed << ")" << std::endl;
+}
+
+void sample_app(BuildContext &ctx, const DatasetApp &app) {
+  std::vector<std::string> schedules;
+  int dead_ends = 0;
+  try {
+    schedules = draw_schedules(app, ctx.options, ctx.space, ctx.target, dead_ends);
+  } catch (const Error &e) {  // the pipeline does not build or has no estimates
+    ++ctx.summary.failed;
+    spdlog::error("{}: cannot sample schedules: {}", app.pipeline_id, e.what());
+    return;
+  }
+  ctx.summary.failed += dead_ends;
+  if (dead_ends > 0) spdlog::warn("{}: {} rollouts hit a dead end", app.pipeline_id, dead_ends);
+  for (size_t k = 0; k < schedules.size(); ++k) {
+    const std::string label = app.pipeline_id + " schedule " + std::to_string(k + 1) + "/" +
+                              std::to_string(schedules.size());
+    if (ctx.stored.count({app.pipeline_id, canonical_json(schedules[k])})) {
+      ++ctx.summary.skipped;
+      continue;
+    }
+    measure_schedule(ctx, app, schedules[k], label);
+  }
+}
+
+std::string fixed_or_dash(int samples, double value) {
+  return samples > 0 ? format_fixed(value, 3) : "-";
+}
+
+}  // namespace
+
+std::vector<DatasetApp> dataset_apps(const DatasetBuildOptions &options) {
+  std::vector<DatasetApp> apps;
+  if (options.pipelines > 0) {
+    const std::string library = resolve_library(options.random_library, ".");
+    for (int i = 0; i < options.pipelines; ++i) {
+      const std::string seed = std::to_string(options.first_seed + static_cast<uint32_t>(i));
+      const std::string id = "random_" + seed;
+      AppSpec stored{id, options.random_library, "random_pipeline", {{"seed", seed}}};
+      AppSpec resolved = stored;
+      resolved.library = library;
+      apps.push_back({id, stored, resolved});
+    }
+  }
+  if (!options.apps_suite.empty()) {
+    for (const SuiteApp &a : parse_suite_file(options.apps_suite).apps) {
+      apps.push_back({a.spec.name, a.spec, a.spec});
+    }
+  }
+  return apps;
+}
+
+DatasetBuildSummary build_dataset(const DatasetBuildOptions &options, MeasurementBackend &measurer,
+                                  std::ostream &progress) {
+  const std::vector<DatasetApp> apps = dataset_apps(options);
+  const Halide::Target target = host_target();
+  BuildContext ctx{options,
+                   measurer,
+                   progress,
+                   target,
+                   SearchSpace(SearchSpaceOptions::for_target(target)),
+                   DatasetWriter(options.out),
+                   stored_keys(options.out),
+                   {}};
+  progress << "dataset " << options.out << ": " << ctx.stored.size() << " samples already, "
+           << apps.size() << " pipelines x " << options.schedules_per_pipeline
+           << " schedules to sample" << std::endl;
+  for (const DatasetApp &app : apps) sample_app(ctx, app);
+  return ctx.summary;
+}
+
+DatasetStats dataset_stats(const std::vector<DatasetSample> &samples) {
+  DatasetStats stats;
+  std::map<std::string, size_t> index;
+  std::set<std::string> hosts, targets;
+  for (const DatasetSample &s : samples) {
+    auto [it, added] = index.emplace(s.pipeline_id, stats.pipelines.size());
+    if (added) stats.pipelines.push_back({s.pipeline_id, 0, s.min_ms, s.min_ms});
+    PipelineSampleStats &p = stats.pipelines[it->second];
+    ++p.samples;
+    p.fastest_ms = std::min(p.fastest_ms, s.min_ms);
+    p.slowest_ms = std::max(p.slowest_ms, s.min_ms);
+    stats.fastest_ms = stats.samples == 0 ? s.min_ms : std::min(stats.fastest_ms, s.min_ms);
+    stats.slowest_ms = std::max(stats.slowest_ms, s.min_ms);
+    ++stats.samples;
+    hosts.insert(s.host_class);
+    targets.insert(s.target);
+  }
+  stats.host_classes.assign(hosts.begin(), hosts.end());
+  stats.targets.assign(targets.begin(), targets.end());
+  return stats;
+}
+
+void print_dataset_stats(const DatasetStats &stats, std::ostream &out) {
+  out << stats.samples << " samples of " << stats.pipelines.size() << " pipelines; runtimes "
+      << fixed_or_dash(stats.samples, stats.fastest_ms) << " .. "
+      << fixed_or_dash(stats.samples, stats.slowest_ms) << " ms (min of each sample)\n";
+  for (const std::string &h : stats.host_classes) out << "host class: " << h << "\n";
+  for (const std::string &t : stats.targets) out << "target: " << t << "\n";
+  out << "\n";
+  TextTable table({"pipeline", "samples", "fastest ms", "slowest ms", "slowest/fastest"});
+  for (const PipelineSampleStats &p : stats.pipelines) {
+    table.add_row({p.pipeline_id, std::to_string(p.samples), format_fixed(p.fastest_ms, 3),
+                   format_fixed(p.slowest_ms, 3),
+                   p.fastest_ms > 0 ? format_fixed(p.slowest_ms / p.fastest_ms, 2) : "-"});
+  }
+  table.print(out);
+}
+
+DatasetCommand::DatasetCommand(CLI::App &cli) {
+  CLI::App *dataset = cli.add_subcommand("dataset", "training data for the learned cost models");
+  dataset->require_subcommand(1);
+  build_ = dataset->add_subcommand(
+      "build", "measure random schedules of random pipelines (and a suite's apps) into a dataset");
+  DatasetBuildOptions &o = options_;
+  build_->add_option("--out", o.out, "dataset file (JSON Lines); an existing one is resumed")
+      ->required();
+  build_->add_option("--pipelines", o.pipelines, "random pipelines")->check(CLI::NonNegativeNumber);
+  build_->add_option("--first-seed", o.first_seed, "seed of the first random pipeline");
+  build_
+      ->add_option("--schedules-per-pipeline", o.schedules_per_pipeline,
+                   "distinct random schedules per pipeline")
+      ->check(CLI::PositiveNumber);
+  build_->add_option("--apps", o.apps_suite, "suite file whose apps are sampled too");
+  build_->add_option("--samples", o.samples, "timed samples per measurement")
+      ->check(CLI::PositiveNumber);
+  build_->add_option("--schedule-seed", o.schedule_seed, "another value draws other schedules");
+  build_->add_option("--random-library", o.random_library, "the random pipeline generator library");
+  build_->add_option("--cache-dir", o.cache_dir,
+                     "reference outputs and cached results (default ~/.cache/protuner)");
+  build_->add_flag(
+      "--no-cache", [&o](int64_t) { o.use_result_cache = false; },
+      "measure even when a cached result exists");
+  stats_ = dataset->add_subcommand("stats", "samples, pipelines and runtimes of a dataset");
+  stats_->add_option("file", stats_file_, "dataset file")->required();
+}
+
+bool DatasetCommand::parsed() const { return build_->parsed() || stats_->parsed(); }
+
+int DatasetCommand::run() {
+  if (stats_->parsed()) {
+    print_dataset_stats(dataset_stats(read_dataset(stats_file_)), std::cout);
+    return 0;
+  }
+  IsolatedMeasurerOptions measurer_options;
+  measurer_options.cache_dir = options_.cache_dir;
+  measurer_options.use_result_cache = options_.use_result_cache;
+  IsolatedMeasurer measurer(measurer_options);
+  const DatasetBuildSummary s = build_dataset(options_, measurer, std::cout);
+  std::cout << "dataset " << options_.out << ": stored " << s.stored << ", skipped " << s.skipped
+            << " (already there), failed " << s.failed << "\n";
+  return 0;
+}
+
+}  // namespace protuner

@@ -1,0 +1,190 @@
+#include "coordinator/train_command.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <iostream>
+#include <set>
+#include <stdexcept>
+
+#include "common/errors.h"
+#include "coordinator/text_table.h"
+#include "searcher/cost/learned/dataset_loader.h"
+#include "searcher/cost/learned/trainer.h"
+
+namespace protuner {
+
+struct LearnedCommands::Args {
+  std::vector<std::string> data;
+  std::string model = "gcn", out, weights;
+  TrainerOptions trainer;
+  bool json = false, leave_one_out = false;
+};
+
+namespace {
+
+std::vector<TrainingSample> load_data(const std::vector<std::string> &paths) {
+  std::cerr << "protuner: reading and featurizing " << paths.size() << " dataset file(s)..."
+            << std::endl;
+  std::vector<TrainingSample> samples = load_training_samples(paths);
+  if (samples.empty()) throw ConfigError("the dataset has no samples");
+  return samples;
+}
+
+std::set<std::string> apps_of(const std::vector<TrainingSample> &samples) {
+  std::set<std::string> apps;
+  for (const TrainingSample &s : samples) apps.insert(s.app);
+  return apps;
+}
+
+// train_model's std::invalid_argument is a bad dataset or option from the user's view.
+LearnedNetwork train_or_refuse(LearnedModelKind kind, const LearnedModelOptions &model,
+                               const std::vector<TrainingSample> &samples, const TrainerOptions &o,
+                               TrainingReport *report) {
+  try {
+    return train_model(kind, model, samples, o, report);
+  } catch (const std::invalid_argument &e) {
+    throw ConfigError(std::string("cannot train: ") + e.what());
+  }
+}
+
+std::string percent(double v) { return std::isnan(v) ? "-" : format_fixed(100 * v, 1); }
+std::string plain(double v) { return std::isnan(v) ? "-" : format_fixed(v, 3); }
+
+void print_table(const EvaluationReport &r, std::ostream &out) {
+  TextTable table({"app", "samples", "pairs", "MAPE %", "max error %", "R^2 (log)", "ranking %"});
+  auto row = [&table](const std::string &name, const EvaluationMetrics &m) {
+    table.add_row({name, std::to_string(m.samples), std::to_string(m.pairs), percent(m.mape),
+                   percent(m.max_error), plain(m.r2), percent(m.ranking_accuracy)});
+  };
+  for (const auto &[app, m] : r.per_app) row(app, m);
+  row("overall", r.overall);
+  table.print(out);
+}
+
+nlohmann::json number(double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); }
+
+nlohmann::json metrics_json(const EvaluationMetrics &m) {
+  return {{"samples", m.samples},   {"pairs", m.pairs},
+          {"mape", number(m.mape)}, {"max_error", number(m.max_error)},
+          {"r2_log", number(m.r2)}, {"ranking_accuracy", number(m.ranking_accuracy)}};
+}
+
+int run_train(const LearnedCommands::Args &a) {
+  const LearnedModelKind kind = parse_model_kind(a.model);
+  const std::vector<TrainingSample> samples = load_data(a.data);
+  std::cout << "protuner train: " << model_kind_name(kind) << " model on " << samples.size()
+            << " samples of " << apps_of(samples).size() << " apps" << std::endl;
+  TrainerOptions o = a.trainer;
+  o.on_epoch = [](int epoch, double train, double holdout) {
+    std::cout << "  epoch " << epoch + 1 << ": training loss " << plain(train) << ", held-out loss "
+              << plain(holdout) << std::endl;
+  };
+  TrainingReport report;
+  const LearnedNetwork network = train_or_refuse(kind, LearnedModelOptions{}, samples, o, &report);
+  network.save(a.out);
+  std::cout << "kept epoch " << report.best_epoch + 1 << " of " << report.train_loss.size() << " ("
+            << report.train_samples << " training, " << report.holdout_samples
+            << " held-out samples); wrote " << a.out << "\n\nOn the whole dataset:\n";
+  print_table(evaluate(network, samples), std::cout);
+  return 0;
+}
+
+// Per app, a model trained on every other app; the per-app rows are those models' results
+// and the overall row is over all their predictions together.
+EvaluationReport leave_one_out(const LearnedNetwork &like,
+                               const std::vector<TrainingSample> &samples,
+                               const TrainerOptions &o) {
+  const std::set<std::string> apps = apps_of(samples);
+  if (apps.size() < 2) throw ConfigError("--leave-one-out-apps needs samples of two apps or more");
+  std::vector<double> predicted(samples.size());
+  for (const std::string &app : apps) {
+    std::vector<TrainingSample> train, test;
+    std::vector<size_t> test_index;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      if (samples[i].app == app) {
+        test.push_back(samples[i]);
+        test_index.push_back(i);
+      } else {
+        train.push_back(samples[i]);
+      }
+    }
+    std::cerr << "protuner: training without '" << app << "' (" << train.size() << " samples)..."
+              << std::endl;
+    const LearnedNetwork net = train_or_refuse(like.kind(), like.options(), train, o, nullptr);
+    const std::vector<double> p = predict_samples(net, test);
+    for (size_t k = 0; k < test.size(); ++k) predicted[test_index[k]] = p[k];
+  }
+  return evaluate_predictions(predicted, samples);
+}
+
+int run_evaluate(const LearnedCommands::Args &a) {
+  const LearnedNetwork network = LearnedNetwork::load(a.weights);
+  const std::vector<TrainingSample> samples = load_data(a.data);
+  const EvaluationReport report =
+      a.leave_one_out ? leave_one_out(network, samples, a.trainer) : evaluate(network, samples);
+  const std::string mode = a.leave_one_out ? "leave-one-out-apps" : "weights";
+  if (a.json) {
+    nlohmann::json apps = nlohmann::json::object();
+    for (const auto &[app, m] : report.per_app) apps[app] = metrics_json(m);
+    std::cout << nlohmann::json{{"weights", a.weights},
+                                {"model", model_kind_name(network.kind())},
+                                {"mode", mode},
+                                {"apps", apps},
+                                {"overall", metrics_json(report.overall)}}
+                     .dump()
+              << "\n";
+    return 0;
+  }
+  std::cout << "protuner evaluate: " << model_kind_name(network.kind()) << " model " << a.weights
+            << (a.leave_one_out ? ", each app predicted by a model trained without it" : "")
+            << "\n\n";
+  print_table(report, std::cout);
+  return 0;
+}
+
+void add_trainer_options(CLI::App &cmd, TrainerOptions &o) {
+  cmd.add_option("--epochs", o.epochs, "training epochs (at most; early stopping may end sooner)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--seed", o.seed, "seed of initialization, held-out split and batch order");
+  cmd.add_option("--holdout-fraction", o.holdout_fraction,
+                 "share of each pipeline's samples held out for early stopping")
+      ->check(CLI::Range(0.0, 0.95));
+  cmd.add_option("--learning-rate", o.learning_rate, "Adam learning rate")
+      ->check(CLI::PositiveNumber);
+}
+
+}  // namespace
+
+LearnedCommands::LearnedCommands(CLI::App &cli) : args_(std::make_unique<Args>()) {
+  Args &a = *args_;
+  train_ = cli.add_subcommand("train", "train a learned cost model on measured schedules");
+  train_->add_option("--data", a.data, "dataset files (JSON Lines), comma-separated")
+      ->required()
+      ->delimiter(',');
+  train_->add_option("--model", a.model, "gcn or feedforward")
+      ->check(CLI::IsMember({"gcn", "feedforward"}));
+  train_->add_option("--out", a.out, "weights file to write")->required();
+  add_trainer_options(*train_, a.trainer);
+
+  evaluate_ = cli.add_subcommand("evaluate", "evaluate a learned cost model on measured schedules");
+  evaluate_->add_option("--weights", a.weights, "weights file (protuner train --out)")->required();
+  evaluate_->add_option("--data", a.data, "dataset files (JSON Lines), comma-separated")
+      ->required()
+      ->delimiter(',');
+  evaluate_->add_flag("--json", a.json, "print one JSON object");
+  evaluate_->add_flag("--leave-one-out-apps", a.leave_one_out,
+                      "per app, train a fresh model on the other apps and evaluate it on this one");
+  add_trainer_options(*evaluate_, a.trainer);
+}
+
+LearnedCommands::~LearnedCommands() = default;
+
+bool LearnedCommands::parsed() const { return train_->parsed() || evaluate_->parsed(); }
+
+int LearnedCommands::run() const {
+  return train_->parsed() ? run_train(*args_) : run_evaluate(*args_);
+}
+
+}  // namespace protuner

@@ -1,0 +1,502 @@
+// `protuner tune`: the search loop per app, its outputs and the summary (tune.h).
+#include "coordinator/tune.h"
+
+#include <unistd.h>
+
+#include <Halide.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "common/errors.h"
+#include "common/host_target.h"
+#include "common/suite.h"
+#include "coordinator/text_table.h"
+#include "measurer/isolated_measurer.h"
+#include "searcher/apply_schedule.h"
+#include "searcher/cost/analytic_model.h"
+#include "searcher/schedule_json.h"
+#include "searcher/search/measured_candidates.h"
+#include "searcher/search/search_registry.h"
+
+namespace protuner {
+namespace {
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+std::string algorithm_of(const TuneArgs &args) {
+  return args.algorithm.empty() ? kDefaultSearch : args.algorithm;
+}
+
+// Everything one tuning run shares across apps.
+struct TuneRun {
+  const TuneArgs &args;
+  const TuneSettings &settings;
+  std::string algorithm;
+  IsolatedMeasurer &measurer;
+  MeasureSettings measure;  // settings.measure with the requested samples
+};
+
+// What became of one app, for its files and the summary.
+struct AppReport {
+  AppSpec spec;
+  double budget_minutes = 0;
+  std::optional<MeasureResult> default_result, expert_result;
+  std::optional<SearchOutcome> outcome;
+  int64_t measurements = 0;
+  double seconds = 0;  // the app's clock: search and final measurement
+  std::string error;   // why the app failed; empty when it has a measured schedule
+};
+
+std::optional<MeasureResult> measure_baseline(TuneRun &run, const AppSpec &app, ScheduleKind kind) {
+  MeasureRequest request;
+  request.app = app;
+  request.schedule.kind = kind;
+  request.target = "host";
+  request.settings = run.measure;
+  MeasureResult result = run.measurer.measure(request);
+  if (!result.ok()) {
+    spdlog::warn("{}: the {} schedule failed to measure: {}: {}", app.name,
+                 kind == ScheduleKind::kExpert ? "expert" : "default", status_name(result.status),
+                 result.error.substr(0, result.error.find('\n')));
+  }
+  return result;
+}
+
+std::string progress_text(const LoopProgress &p, double budget_seconds) {
+  std::string text =
+      format_fixed(p.elapsed_seconds, 0) + " s of " + format_fixed(budget_seconds, 0) + " s, best ";
+  text += p.best_ms ? format_fixed(*p.best_ms, 3) + " ms" : "-";
+  return text + ", " + std::to_string(p.measurements) + " measurements, " + std::to_string(p.runs) +
+         " runs";
+}
+
+// A baseline's runtime in ms; 0 when it was not measured or failed.
+double runtime_ms(const std::optional<MeasureResult> &r) {
+  return r && r->ok() ? r->timing.min_ms : 0;
+}
+
+nlohmann::json baseline_json(const std::optional<MeasureResult> &r) {
+  if (!r) return nullptr;
+  nlohmann::json j = {{"status", status_name(r->status)}};
+  if (r->ok()) {
+    j["runtime_ms"] = r->timing.min_ms;
+    j["relative_spread"] = r->timing.relative_spread;
+  } else {
+    j["error"] = r->error.substr(0, r->error.find('\n'));
+  }
+  return j;
+}
+
+nlohmann::json result_json(const AppReport &rep, const TuneRun &run) {
+  const SearchOutcome &o = *rep.outcome;
+  const MeasureResult &best = *o.best_result;
+  const HostFacts &h = best.host;
+  nlohmann::json j = {
+      {"app", rep.spec.name},
+      {"generator", rep.spec.generator},
+      {"library", rep.spec.library},
+      {"params", rep.spec.params},
+      {"algorithm", run.algorithm},
+      {"budget_minutes", rep.budget_minutes},
+      {"seeds", o.seeds},
+      {"measurements", rep.measurements},
+      {"tuning_seconds", rep.seconds},
+      {"runtime_ms", best.timing.min_ms},
+      {"median_ms", best.timing.median_ms},
+      {"relative_spread", best.timing.relative_spread},
+      {"compile_seconds", best.compile_seconds},
+      {"predicted_ms", o.best_cost_seconds * 1000},
+      {"cpus", best.cpus},
+      {"host",
+       {{"cpu_model", h.cpu_model},
+        {"logical_cpus", h.logical_cpus},
+        {"physical_cores", h.physical_cores},
+        {"smt", h.smt},
+        {"governor", h.governor},
+        {"halide_target", h.halide_target}}},
+      {"default", baseline_json(rep.default_result)},
+      {"expert", baseline_json(rep.expert_result)},
+  };
+  for (const auto &[key, baseline] : {std::pair{"speedup_over_default", &rep.default_result},
+                                      std::pair{"speedup_over_expert", &rep.expert_result}}) {
+    const double ms = runtime_ms(*baseline);
+    j[key] = ms > 0 ? nlohmann::json(ms / best.timing.min_ms) : nlohmann::json(nullptr);
+  }
+  return j;
+}
+
+std::string trace_csv(const std::vector<TunePoint> &trace) {
+  std::string csv = "seconds,best_measured_ms,best_cost_ms\n";
+  for (const TunePoint &p : trace) {
+    csv += format_fixed(p.seconds, 3) + "," +
+           (p.best_measured_ms ? format_fixed(*p.best_measured_ms, 6) : "") + "," +
+           (p.best_cost_ms ? format_fixed(*p.best_cost_ms, 6) : "") + "\n";
+  }
+  return csv;
+}
+
+void write_text(const std::filesystem::path &path, const std::string &text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.flush();
+  if (!out) throw IoError("cannot write '" + path.string() + "'");
+}
+
+// <out>/<app>/: schedule.h, schedule.json, result.json, trace.csv.
+void write_app_files(const AppReport &rep, const TuneRun &run) {
+  const std::filesystem::path dir =
+      std::filesystem::path(run.args.out_dir) / folder_for(rep.spec.name);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw IoError("cannot create '" + dir.string() + "': " + ec.message());
+  const ScheduleState &best = *rep.outcome->best;
+  write_text(dir / "schedule.h", schedule_source(best, identifier_for(rep.spec.name)));
+  write_text(dir / "schedule.json", schedule_to_json(best) + "\n");
+  write_text(dir / "result.json", result_json(rep, run).dump(2) + "\n");
+  write_text(dir / "trace.csv", trace_csv(rep.outcome->trace));
+}
+
+// Loads the app, measures its baselines, searches within its budget and writes its files.
+AppReport tune_app(const SuiteApp &app, TuneRun &run) {
+  AppReport rep;
+  rep.spec = app.spec;
+  rep.budget_minutes = app.budget_minutes;
+  ProgressLine line(app.spec.name, run.settings.plain_progress_interval_seconds);
+  std::optional<PreparedApp> prepared;
+  try {
+    prepared = prepare_app(app.spec, static_cast<int>(run.measurer.cpus().size()));
+  } catch (const std::exception &e) {  // AppLoadError, ConfigError, a Halide::Error analyzing
+    rep.error = std::string("cannot load the app: ") + e.what();
+    line.finish("failed: " + rep.error);
+    return rep;
+  }
+  line.update("measuring the default and expert schedules");
+  rep.default_result = measure_baseline(run, app.spec, ScheduleKind::kDefault);
+  rep.expert_result = measure_baseline(run, app.spec, ScheduleKind::kExpert);
+
+  BackendCandidateMeasurer measurer(run.measurer, app.spec, "host", run.measure);
+  const double budget_seconds = app.budget_minutes * 60;
+  const Clock::time_point start = Clock::now();
+  rep.outcome =
+      search_until(*prepared, run.algorithm, run.args.seed, start,
+                   search_deadline(start, budget_seconds, run.settings), measurer, run.settings,
+                   [&](const LoopProgress &p) { line.update(progress_text(p, budget_seconds)); });
+  rep.seconds = seconds_between(start, Clock::now());
+  rep.measurements = measurer.measurements();
+  if (!rep.outcome->best) {
+    rep.error = "no schedule measured successfully";
+    for (const auto &e : rep.outcome->errors) rep.error += "; " + e;
+    line.finish("failed: " + rep.error);
+    return rep;
+  }
+  try {
+    write_app_files(rep, run);
+  } catch (const IoError &e) {
+    rep.error = e.what();
+    line.finish("failed: " + rep.error);
+    return rep;
+  }
+  line.finish("best " + format_fixed(rep.outcome->best_result->timing.min_ms, 3) + " ms after " +
+              format_fixed(rep.seconds, 0) + " s, " + std::to_string(rep.measurements) +
+              " measurements, " + std::to_string(rep.outcome->seeds.size()) + " runs");
+  return rep;
+}
+
+std::string speedup(const std::optional<MeasureResult> &baseline, const AppReport &rep) {
+  const double base = runtime_ms(baseline);
+  if (base <= 0 || !rep.error.empty()) return "-";
+  return format_fixed(base / rep.outcome->best_result->timing.min_ms, 2) + "x";
+}
+
+void print_summary(const std::vector<AppReport> &reports, std::ostream &out) {
+  TextTable table({"app", "best ms", "expert ms", "default ms", "vs expert", "vs default"});
+  for (const AppReport &r : reports) {
+    table.add_row(
+        {r.spec.name,
+         r.error.empty() ? format_fixed(r.outcome->best_result->timing.min_ms, 3) : "failed",
+         runtime_or_status(r.expert_result), runtime_or_status(r.default_result),
+         speedup(r.expert_result, r), speedup(r.default_result, r)});
+  }
+  table.print(out);
+  for (const AppReport &r : reports) {
+    if (!r.error.empty()) out << r.spec.name << ": " << r.error << "\n";
+  }
+}
+
+}  // namespace
+
+// --- Shared pieces ---
+
+std::vector<SuiteApp> apps_to_tune(const TuneArgs &a) {
+  std::vector<SuiteApp> apps;
+  if (!a.suite_file.empty()) {
+    apps = parse_suite_file(a.suite_file).apps;
+  } else if (!a.app.empty()) {
+    if (a.suite.empty()) throw ConfigError("--app needs --suite (the suite file that lists it)");
+    const Suite suite = parse_suite_file(a.suite);
+    std::string names;
+    for (const auto &app : suite.apps) {
+      if (app.spec.name == a.app) apps.push_back(app);
+      names += (names.empty() ? "" : ", ") + app.spec.name;
+    }
+    if (apps.empty())
+      throw ConfigError(a.suite + ": no app '" + a.app + "' (it has: " + names + ")");
+  } else if (!a.library.empty() && !a.generator.empty()) {
+    SuiteApp app;
+    app.spec = {a.generator, resolve_library(a.library, "."), a.generator, {}};
+    for (const auto &kv : a.params) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw ConfigError("--param '" + kv + "' is not of the form name=value");
+      }
+      app.spec.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    apps.push_back(app);
+  } else {
+    throw ConfigError(
+        "name what to tune: a suite file, --app NAME --suite FILE, or "
+        "--library L --generator G");
+  }
+  if (a.budget_minutes) {
+    for (auto &app : apps) app.budget_minutes = *a.budget_minutes;
+  }
+  return apps;
+}
+
+std::string identifier_for(const std::string &name) {
+  std::string id;
+  for (unsigned char c : name) id += std::isalnum(c) ? static_cast<char>(c) : '_';
+  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "app_" + id;
+  return id;
+}
+
+std::string folder_for(const std::string &name) {
+  std::string folder = name;
+  std::replace(folder.begin(), folder.end(), '/', '_');
+  return folder.empty() || folder == "." || folder == ".." ? "app_" + folder : folder;
+}
+
+std::string runtime_or_status(const std::optional<MeasureResult> &result) {
+  if (!result) return "-";
+  return result->ok() ? format_fixed(result->timing.min_ms, 3) : status_name(result->status);
+}
+
+PreparedApp prepare_app(const AppSpec &spec, int cores) {
+  const Halide::Target target = host_target();
+  PreparedApp p;
+  p.spec = spec;
+  p.instance = std::make_shared<AppInstance>(AppInstance::create(spec, target));
+  p.graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p.instance->pipeline()));
+  SearchSpaceOptions options = SearchSpaceOptions::for_target(target);
+  // Plan parallelism for the CPUs the schedule is measured (and so tuned) on.
+  options.cores = std::max(1, cores);
+  p.space = std::make_shared<const SearchSpace>(options);
+  p.machine = MachineModel::from_host();
+  p.machine.cores = options.cores;
+  return p;
+}
+
+Clock::time_point search_deadline(Clock::time_point start, double budget_seconds,
+                                  const TuneSettings &settings) {
+  const double reserve = std::min(
+      0.5 * budget_seconds, std::clamp(settings.reserve_share * budget_seconds,
+                                       settings.reserve_min_seconds, settings.reserve_max_seconds));
+  return start + std::chrono::duration_cast<Clock::duration>(
+                     std::chrono::duration<double>(std::max(0.0, budget_seconds - reserve)));
+}
+
+// --- The search loop ---
+
+namespace {
+
+SearchContext context_for(const PreparedApp &app, CandidateMeasurer *measurer, uint64_t seed,
+                          const TuneSettings &settings) {
+  SearchContext ctx;
+  ctx.graph = app.graph;
+  ctx.space = app.space.get();
+  ctx.cost_model = [graph = app.graph, machine = app.machine] {
+    return std::make_unique<AnalyticModel>(graph, machine);
+  };
+  ctx.measurer = measurer;
+  ctx.seed = seed;
+  ctx.threads = settings.search_threads;
+  return ctx;
+}
+
+std::optional<double> min_opt(std::optional<double> a, std::optional<double> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
+}
+
+// Adds a run's own trace (offset to the app's clock) to the app's trace, keeping the best
+// so far in both columns.
+void append_trace(SearchOutcome &out, const SearchResult &r, double run_offset) {
+  std::optional<double> measured, cost;
+  if (!out.trace.empty())
+    measured = out.trace.back().best_measured_ms, cost = out.trace.back().best_cost_ms;
+  for (const TracePoint &p : r.trace) {
+    cost = min_opt(cost, p.cost * 1000);
+    if (p.measured_seconds) measured = min_opt(measured, *p.measured_seconds * 1000);
+    out.trace.push_back({run_offset + p.seconds, measured, cost});
+  }
+}
+
+// Measures the run's best (free when the search already did: the measurer remembers) and
+// keeps it when it is the fastest so far.
+void keep_if_best(SearchOutcome &out, const SearchResult &r, BackendCandidateMeasurer &measurer,
+                  double now_offset) {
+  const std::optional<double> seconds = measurer.measure({&r.best})[0];
+  if (seconds && (!out.best_result || *seconds * 1000 < out.best_result->timing.min_ms)) {
+    out.best = r.best;
+    out.best_result = measurer.result_for(schedule_to_json(r.best));
+    out.best_cost_seconds = r.best_cost;
+  }
+  TunePoint p{now_offset, std::nullopt, r.best_cost * 1000};
+  if (!out.trace.empty()) p.best_cost_ms = min_opt(out.trace.back().best_cost_ms, p.best_cost_ms);
+  if (out.best_result) p.best_measured_ms = out.best_result->timing.min_ms;
+  out.trace.push_back(p);
+}
+
+}  // namespace
+
+SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm, uint64_t seed,
+                           Clock::time_point start, Clock::time_point deadline,
+                           BackendCandidateMeasurer &measurer, const TuneSettings &settings,
+                           const std::function<void(const LoopProgress &)> &progress) {
+  SearchOutcome out;
+  for (uint64_t s = seed; out.seeds.empty() || Clock::now() < deadline; ++s) {
+    std::unique_ptr<Search> search = make_search(algorithm);
+    // Cost-only algorithms get no measurer, so each runs as its name says; their best is
+    // measured here.
+    SearchContext ctx =
+        context_for(app, search->needs_measurer() ? &measurer : nullptr, s, settings);
+    const double run_offset = seconds_between(start, Clock::now());
+    const auto report = [&](std::optional<double> run_best_seconds) {
+      std::optional<double> best =
+          out.best_result ? std::optional(out.best_result->timing.min_ms) : std::nullopt;
+      if (run_best_seconds) best = min_opt(best, *run_best_seconds * 1000);
+      progress({seconds_between(start, Clock::now()), best, measurer.measurements(),
+                static_cast<int>(out.seeds.size())});
+    };
+    ctx.on_progress = [&](const SearchProgress &p) { report(p.best_measured_seconds); };
+    SearchBudget budget;
+    budget.deadline = deadline;
+    std::optional<SearchResult> result;
+    try {
+      result = search->run(ctx, budget);
+    } catch (const std::exception &e) {
+      out.errors.push_back(algorithm + " (seed " + std::to_string(s) + ") failed: " + e.what());
+      spdlog::error("{}: {}", app.spec.name, out.errors.back());
+      break;
+    }
+    out.seeds.push_back(s);
+    append_trace(out, *result, run_offset);
+    keep_if_best(out, *result, measurer, seconds_between(start, Clock::now()));
+    report(std::nullopt);
+  }
+  return out;
+}
+
+// --- Progress ---
+
+ProgressLine::ProgressLine(std::string label, double plain_interval_seconds)
+    : label_(std::move(label)),
+      interval_(plain_interval_seconds),
+      tty_(isatty(STDOUT_FILENO) == 1) {}
+
+void ProgressLine::update(const std::string &text) {
+  // Searches report after every batch, thousands of times a second on small pipelines: a
+  // terminal line is rewritten at most 4 times a second.
+  constexpr double kTtyIntervalSeconds = 0.25;
+  const double now = seconds_between(start_, Clock::now());
+  if (now - last_print_ < (tty_ ? kTtyIntervalSeconds : interval_)) return;
+  last_print_ = now;
+  const std::string line = label_ + ": " + text;
+  if (tty_) {
+    // Pad over the previous line's tail: the new text may be shorter.
+    std::cout << '\r' << line
+              << std::string(last_width_ > line.size() ? last_width_ - line.size() : 0, ' ')
+              << std::flush;
+    last_width_ = line.size();
+    return;
+  }
+  std::cout << line << std::endl;
+}
+
+void ProgressLine::finish(const std::string &text) {
+  const std::string line = label_ + ": " + text;
+  if (tty_) {
+    std::cout << '\r' << line
+              << std::string(last_width_ > line.size() ? last_width_ - line.size() : 0, ' ');
+  }
+  std::cout << (tty_ ? "" : line) << std::endl;
+}
+
+// --- The command ---
+
+void add_tune_options(CLI::App *cmd, TuneArgs &a, TuneCommand which) {
+  if (which == TuneCommand::kLocal) {
+    cmd->add_option("file", a.suite_file, "suite YAML file")->required();
+  } else {
+    cmd->add_option("file", a.suite_file, "suite YAML file: tune every app in it");
+    cmd->add_option("--app", a.app, "one app of --suite");
+    cmd->add_option("--suite", a.suite, "suite YAML file that lists --app");
+    cmd->add_option("--library", a.library, "generator library (instead of a suite)");
+    cmd->add_option("--generator", a.generator, "generator name in --library");
+    cmd->add_option("--param", a.params, "generator param name=value (repeatable)");
+  }
+  if (which != TuneCommand::kCompare) {
+    std::string names;
+    for (const auto &n : search_names()) names += (names.empty() ? "" : ", ") + n;
+    cmd->add_option("--algorithm", a.algorithm,
+                    std::string("search algorithm (default ") + kDefaultSearch + "): " + names);
+  }
+  cmd->add_option("--budget-minutes", a.budget_minutes,
+                  "minutes per app: search and measurement (default: the suite's, else 15)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--out", a.out_dir, "output folder, one subfolder per app")
+      ->capture_default_str();
+  cmd->add_option("--seed", a.seed, "seed of the first search run")->capture_default_str();
+  cmd->add_option("--samples", a.samples, "timed samples per measurement")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--cpus", a.cpus, "CPUs to measure on, e.g. 0,1")->delimiter(',');
+  cmd->add_option("--cache-dir", a.cache_dir,
+                  "reference outputs and cached results (default ~/.cache/protuner)");
+}
+
+int run_tune(const TuneArgs &args, const TuneSettings &settings) {
+  const std::string algorithm = algorithm_of(args);
+  make_search(algorithm);  // an unknown name is refused before any work, naming the valid ones
+  const std::vector<SuiteApp> apps = apps_to_tune(args);
+  IsolatedMeasurerOptions options;
+  options.cpus = args.cpus;
+  options.cache_dir = args.cache_dir;
+  IsolatedMeasurer measurer(options);
+  TuneRun run{args, settings, algorithm, measurer, settings.measure};
+  run.measure.timing.samples = args.samples;
+  const HostFacts &host = measurer.host();
+  std::cout << "protuner tune: " << apps.size() << " app(s), algorithm " << algorithm << ", on "
+            << host.cpu_model << " (" << measurer.cpus().size() << " cpus, SMT " << host.smt
+            << "), results in " << args.out_dir << "/" << std::endl;
+  std::vector<AppReport> reports;
+  for (const SuiteApp &app : apps) reports.push_back(tune_app(app, run));
+  std::cout << "\n";
+  print_summary(reports, std::cout);
+  const bool all_ok = std::all_of(reports.begin(), reports.end(),
+                                  [](const AppReport &r) { return r.error.empty(); });
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace protuner

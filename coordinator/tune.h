@@ -1,0 +1,168 @@
+// `protuner tune` and `protuner local`: tune apps on this machine. Per app: analyze the
+// pipeline for the host target, measure Halide's default and the expert schedule as the
+// yardsticks, then run a search algorithm (search_registry.h) again and again with new
+// seeds until the app's budget is spent, measuring every run's best schedule in an
+// isolated child (one IsolatedMeasurer for the whole run), and keep the fastest measured.
+// Each app gets <out>/<app>/schedule.h, schedule.json, result.json and trace.csv; the run
+// ends with a summary table. The pieces (prepare_app, search_until, ProgressLine) are also
+// what `protuner compare` (compare.h) uses, so both measure the same way.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/app.h"
+#include "common/suite.h"
+#include "measurer/measurement.h"
+#include "searcher/cost/machine_model.h"
+#include "searcher/pipeline_graph.h"
+#include "searcher/schedule_state.h"
+#include "searcher/search_space.h"
+
+namespace CLI {
+class App;
+}
+
+namespace protuner {
+
+class BackendCandidateMeasurer;
+
+// Every tunable of a tuning run, in one place.
+struct TuneSettings {
+  // How candidates and baselines are measured: the farm's settings, except a shorter
+  // compile limit, since a candidate that needs minutes to compile is never a winner and
+  // a budget is minutes (MeasureSettings' 300 s would eat a 2-minute budget twice).
+  MeasureSettings measure = [] {
+    MeasureSettings s;
+    s.compile_timeout_seconds = 120;
+    s.run_timeout_seconds = 60;
+    return s;
+  }();
+  // The reserve: a search stops this long before the app's budget ends, so measuring its
+  // best schedule (one compile, typically 1-20 s, plus warm-up and 10 samples of 50 ms)
+  // still fits in the budget. A share of the budget within [min, max], and never more
+  // than half of it: 15 min keeps 60 s, 2 min 12 s, a test's 18 s budget 5 s. A compile
+  // slower than the reserve overruns the budget by the difference.
+  double reserve_share = 0.1;
+  double reserve_min_seconds = 5;
+  double reserve_max_seconds = 60;
+  // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
+  int search_threads = 0;
+  // Without a terminal, a progress line is printed at most this often (with one, the
+  // line is rewritten in place at every update).
+  double plain_progress_interval_seconds = 15;
+};
+
+// What `protuner tune` (and `protuner local`) was asked to do.
+struct TuneArgs {
+  std::string suite_file;                // tune every app of this suite, or:
+  std::string app, suite;                // one app of a suite, or:
+  std::string library, generator;        // one generator of a library
+  std::vector<std::string> params;       // generator params k=v (with --library)
+  std::string algorithm;                 // empty: kDefaultSearch
+  std::optional<double> budget_minutes;  // overrides the suite's per-app budget
+  std::string out_dir = "tune-out";
+  uint64_t seed = 1;                       // first search seed; each run adds one
+  int samples = TimingSettings{}.samples;  // timed samples per measurement
+  std::string cache_dir;                   // empty: the measurer's default
+  std::vector<int> cpus;                   // empty: this process's CPUs
+};
+
+// Which command the options are for: `tune`; `local` (a required suite file, no single
+// app); `compare` (no --algorithm: it runs several, compare.h).
+enum class TuneCommand { kTune, kLocal, kCompare };
+void add_tune_options(CLI::App *command, TuneArgs &args, TuneCommand which = TuneCommand::kTune);
+
+// The apps the arguments name, with their budgets (--budget-minutes applied). Throws
+// ConfigError when none is named or the suite or library cannot be read.
+std::vector<SuiteApp> apps_to_tune(const TuneArgs &args);
+
+// Runs the whole tuning: exit code 0 when every app got a measured schedule, 1 when some
+// app failed (each is reported, the others still run). Throws ConfigError (exit 2) for a
+// bad command line: no app named, an unknown algorithm (naming the valid ones).
+int run_tune(const TuneArgs &args, const TuneSettings &settings = {});
+
+// --- Pieces shared with `protuner compare` ---
+
+// One app ready to search on this machine: its generator instantiated for the host
+// target (kept alive: the graph refers to its pipeline), the graph, the space.
+struct PreparedApp {
+  AppSpec spec;
+  std::shared_ptr<AppInstance> instance;
+  std::shared_ptr<const PipelineGraph> graph;
+  std::shared_ptr<const SearchSpace> space;
+  MachineModel machine;  // the analytic model's machine: the host, with `cores` CPUs
+};
+
+// Throws AppLoadError (or ConfigError) when the app cannot be loaded or analyzed.
+PreparedApp prepare_app(const AppSpec &spec, int cores);
+
+using Clock = std::chrono::steady_clock;
+
+// A point of a tuning trace, over all search runs of one app.
+struct TunePoint {
+  double seconds = 0;                      // since the app's clock started
+  std::optional<double> best_measured_ms;  // the best measured so far
+  std::optional<double> best_cost_ms;      // the cost model's best prediction so far
+};
+
+// The live state of a search loop, for progress lines.
+struct LoopProgress {
+  double elapsed_seconds = 0;
+  std::optional<double> best_ms;
+  int64_t measurements = 0;
+  int runs = 0;
+};
+
+struct SearchOutcome {
+  std::optional<ScheduleState> best;  // the fastest measured complete schedule
+  std::optional<MeasureResult> best_result;
+  double best_cost_seconds = 0;  // the cost model's prediction for `best`
+  std::vector<uint64_t> seeds;   // one per search run
+  std::vector<TunePoint> trace;
+  std::vector<std::string> errors;  // runs that threw, with why
+};
+
+// Runs `algorithm` with seeds seed, seed+1, ... from `start` until `deadline` (at least
+// one run, even past it), measures each run's best complete schedule through `measurer`
+// when the search did not, and keeps the fastest measured. Throws ConfigError for an
+// unknown algorithm; a run that throws is recorded in `errors` and ends the loop.
+SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm, uint64_t seed,
+                           Clock::time_point start, Clock::time_point deadline,
+                           BackendCandidateMeasurer &measurer, const TuneSettings &settings,
+                           const std::function<void(const LoopProgress &)> &progress);
+
+// The stop time of an app's search: its budget minus the reserve (TuneSettings).
+Clock::time_point search_deadline(Clock::time_point start, double budget_seconds,
+                                  const TuneSettings &settings);
+
+// One line of progress per app: on a terminal rewritten in place, otherwise printed as
+// plain lines at most every `plain_interval_seconds`.
+class ProgressLine {
+ public:
+  ProgressLine(std::string label, double plain_interval_seconds);
+  void update(const std::string &text);
+  void finish(const std::string &text);  // the app's last line, always printed
+
+ private:
+  std::string label_;
+  double interval_;
+  bool tty_;
+  double last_print_ = -1e9;  // when the last line was printed, seconds since start_
+  size_t last_width_ = 0;
+  Clock::time_point start_ = Clock::now();
+};
+
+// "12.345" in ms, or the status name of a failed measurement.
+std::string runtime_or_status(const std::optional<MeasureResult> &result);
+
+// An app name as a C++ identifier (schedule_source) and as a folder name.
+std::string identifier_for(const std::string &name);
+std::string folder_for(const std::string &name);
+
+}  // namespace protuner

@@ -1,0 +1,47 @@
+// The torch side of the learned models (internal to protuner_learned: it includes
+// torch/torch.h). Featurized states become one FeatureBatch of tensors (every stage node of
+// every state, graphs batched block-diagonally as an edge list), and a CostNetwork maps a
+// FeatureBatch to predicted seconds per state. learned_network.h documents the two kinds.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "searcher/cost/learned/learned_network.h"
+
+namespace protuner {
+
+struct FeatureBatch {
+  int64_t graphs = 0;
+  torch::Tensor invariant;      // [nodes, kNumInvariantFeatures], normalized
+  torch::Tensor scheduled;      // [nodes, kNumScheduledFeatures], normalized
+  torch::Tensor terms;          // [nodes, kNumCostTerms], seconds (cost_terms.h)
+  torch::Tensor graph_of_node;  // [nodes] int64: which state each node belongs to
+  // The row-normalized adjacency with self-loops as weighted edges src -> dst: a node's
+  // next embedding is the weighted sum over its (src) neighbours, itself included.
+  torch::Tensor edge_src, edge_dst;  // [edges] int64
+  torch::Tensor edge_weight;         // [edges] float
+};
+
+FeatureBatch make_feature_batch(const std::vector<const PipelineFeatures *> &batch,
+                                const FeatureNormalizer &normalizer);
+
+class CostNetwork : public torch::nn::Module {
+ public:
+  // Predicted seconds, [graphs].
+  virtual torch::Tensor forward(const FeatureBatch &batch) = 0;
+};
+
+std::shared_ptr<CostNetwork> make_cost_network(LearnedModelKind kind,
+                                               const LearnedModelOptions &options,
+                                               float log_runtime_mean);
+
+struct LearnedNetwork::Impl {
+  LearnedModelKind kind;
+  LearnedModelOptions options;
+  FeatureNormalizer normalizer;
+  std::shared_ptr<CostNetwork> net;
+};
+
+}  // namespace protuner

@@ -1,0 +1,361 @@
+#include "searcher/cost/learned/trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "searcher/cost/learned/network_modules.h"
+
+namespace protuner {
+namespace {
+
+using Indices = std::vector<size_t>;
+
+void check_samples(const std::vector<TrainingSample> &samples) {
+  if (samples.empty()) throw std::invalid_argument("no training samples");
+  for (const TrainingSample &s : samples) {
+    if (!(s.runtime_s > 0) || !(s.stddev_s >= 0)) {
+      throw std::invalid_argument("sample of pipeline '" + s.pipeline_id +
+                                  "' has a runtime <= 0 or a negative stddev");
+    }
+  }
+}
+
+// Sample indices per pipeline id, in first-seen order of the ids.
+std::vector<Indices> group_by_pipeline(const std::vector<TrainingSample> &samples) {
+  std::map<std::string, size_t> group_of;
+  std::vector<Indices> groups;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    auto [it, inserted] = group_of.emplace(samples[i].pipeline_id, groups.size());
+    if (inserted) groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  return groups;
+}
+
+// Per pipeline: a seeded shuffle, the first `fraction` of it held out, keeping at least
+// one sample of every pipeline for training.
+std::pair<std::vector<Indices>, Indices> split_holdout(const std::vector<TrainingSample> &samples,
+                                                       double fraction, std::mt19937_64 &rng) {
+  std::vector<Indices> train;
+  Indices holdout;
+  for (Indices group : group_by_pipeline(samples)) {
+    std::shuffle(group.begin(), group.end(), rng);
+    size_t held = static_cast<size_t>(std::round(fraction * static_cast<double>(group.size())));
+    held = std::min(held, group.size() - 1);
+    holdout.insert(holdout.end(), group.begin(), group.begin() + static_cast<long>(held));
+    train.emplace_back(group.begin() + static_cast<long>(held), group.end());
+  }
+  return {train, holdout};
+}
+
+// One epoch's batches: pipelines in a seeded order, `pipelines_per_batch` at a time, each
+// batch split into chunks of at most max_batch_samples.
+std::vector<Indices> epoch_batches(std::vector<Indices> pipelines, const TrainerOptions &o,
+                                   std::mt19937_64 &rng) {
+  std::shuffle(pipelines.begin(), pipelines.end(), rng);
+  std::vector<Indices> batches;
+  for (size_t p = 0; p < pipelines.size(); p += static_cast<size_t>(o.pipelines_per_batch)) {
+    Indices batch;
+    const size_t end = std::min(pipelines.size(), p + static_cast<size_t>(o.pipelines_per_batch));
+    for (size_t q = p; q < end; ++q)
+      batch.insert(batch.end(), pipelines[q].begin(), pipelines[q].end());
+    std::shuffle(batch.begin(), batch.end(), rng);
+    for (size_t k = 0; k < batch.size(); k += static_cast<size_t>(o.max_batch_samples)) {
+      const size_t stop = std::min(batch.size(), k + static_cast<size_t>(o.max_batch_samples));
+      batches.emplace_back(batch.begin() + static_cast<long>(k),
+                           batch.begin() + static_cast<long>(stop));
+    }
+  }
+  return batches;
+}
+
+std::vector<const PipelineFeatures *> features_of(const std::vector<TrainingSample> &samples,
+                                                  const Indices &indices) {
+  std::vector<const PipelineFeatures *> out;
+  out.reserve(indices.size());
+  for (size_t i : indices) out.push_back(&samples[i].features);
+  return out;
+}
+
+torch::Tensor column(const Indices &indices, const std::function<double(size_t)> &value) {
+  std::vector<float> v;
+  v.reserve(indices.size());
+  for (size_t i : indices) v.push_back(static_cast<float>(value(i)));
+  return torch::from_blob(v.data(), {static_cast<int64_t>(v.size())}, torch::kFloat32).clone();
+}
+
+std::string save_parameters(CostNetwork &net) {
+  std::ostringstream out;
+  torch::serialize::OutputArchive archive;
+  net.save(archive);
+  archive.save_to(out);
+  return out.str();
+}
+
+void restore_parameters(CostNetwork &net, const std::string &bytes) {
+  std::istringstream in(bytes);
+  torch::serialize::InputArchive archive;
+  archive.load_from(in);
+  net.load(archive);
+}
+
+// What one training run works on.
+struct TrainingData {
+  const std::vector<TrainingSample> &samples;
+  std::vector<double> weights;
+  std::vector<Indices> train;  // per pipeline
+  Indices holdout;
+};
+
+double train_epoch(LearnedNetwork &network, torch::optim::Optimizer &optimizer,
+                   const TrainingData &data, const TrainerOptions &o, std::mt19937_64 &rng) {
+  CostNetwork &net = *network.impl().net;
+  net.train();
+  double loss_sum = 0, weight_sum = 0;
+  for (const Indices &batch : epoch_batches(data.train, o, rng)) {
+    const FeatureBatch fb =
+        make_feature_batch(features_of(data.samples, batch), network.normalizer());
+    if (fb.invariant.size(0) < 2) continue;  // batch norm needs two nodes
+    const torch::Tensor runtime =
+        column(batch, [&](size_t i) { return data.samples[i].runtime_s; });
+    const torch::Tensor weight = column(batch, [&](size_t i) { return data.weights[i]; });
+    const torch::Tensor predicted = net.forward(fb);
+    const torch::Tensor weighted = (torch::abs(predicted / runtime - 1) * weight).sum();
+    const torch::Tensor loss = weighted / weight.sum();
+    optimizer.zero_grad();
+    loss.backward();
+    optimizer.step();
+    loss_sum += weighted.item<double>();
+    weight_sum += weight.sum().item<double>();
+  }
+  net.eval();
+  return weight_sum > 0 ? loss_sum / weight_sum : std::numeric_limits<double>::quiet_NaN();
+}
+
+double holdout_loss(const LearnedNetwork &network, const TrainingData &data,
+                    const TrainerOptions &o) {
+  if (data.holdout.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const std::vector<const PipelineFeatures *> features = features_of(data.samples, data.holdout);
+  std::vector<double> predicted;
+  for (size_t k = 0; k < features.size(); k += static_cast<size_t>(o.max_batch_samples)) {
+    const size_t end = std::min(features.size(), k + static_cast<size_t>(o.max_batch_samples));
+    const auto part = network.predict(
+        {features.begin() + static_cast<long>(k), features.begin() + static_cast<long>(end)});
+    predicted.insert(predicted.end(), part.begin(), part.end());
+  }
+  double loss = 0, weight = 0;
+  for (size_t k = 0; k < data.holdout.size(); ++k) {
+    const size_t i = data.holdout[k];
+    loss += std::abs(predicted[k] / data.samples[i].runtime_s - 1) * data.weights[i];
+    weight += data.weights[i];
+  }
+  return loss / weight;
+}
+
+TrainingReport run_training(LearnedNetwork &network, const TrainingData &data,
+                            const TrainerOptions &o, double learning_rate, std::mt19937_64 &rng) {
+  CostNetwork &net = *network.impl().net;
+  torch::optim::Adam optimizer(
+      net.parameters(), torch::optim::AdamOptions(learning_rate).weight_decay(o.weight_decay));
+  TrainingReport report;
+  for (const Indices &p : data.train) report.train_samples += p.size();
+  report.holdout_samples = data.holdout.size();
+  double best = std::numeric_limits<double>::infinity();
+  std::string best_parameters;
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    report.train_loss.push_back(train_epoch(network, optimizer, data, o, rng));
+    report.holdout_loss.push_back(holdout_loss(network, data, o));
+    if (o.on_epoch) o.on_epoch(epoch, report.train_loss.back(), report.holdout_loss.back());
+    if (data.holdout.empty()) {
+      report.best_epoch = epoch;
+      continue;
+    }
+    if (report.holdout_loss.back() < best) {
+      best = report.holdout_loss.back();
+      report.best_epoch = epoch;
+      best_parameters = save_parameters(net);
+    } else if (epoch - report.best_epoch >= o.patience) {
+      break;
+    }
+  }
+  if (!best_parameters.empty()) restore_parameters(net, best_parameters);
+  net.eval();
+  return report;
+}
+
+void check_options(const TrainerOptions &o) {
+  if (o.epochs < 0 || o.pipelines_per_batch < 1 || o.max_batch_samples < 1 ||
+      o.holdout_fraction < 0 || o.holdout_fraction >= 1 || o.patience < 1 ||
+      !(o.learning_rate > 0)) {
+    throw std::invalid_argument(
+        "trainer options out of range (epochs >= 0, batches >= 1, holdout in [0, 1), patience >= "
+        "1, "
+        "learning rate > 0)");
+  }
+}
+
+}  // namespace
+
+std::vector<double> loss_weights(const std::vector<TrainingSample> &samples) {
+  std::map<std::string, double> best;
+  for (const TrainingSample &s : samples) {
+    auto [it, inserted] = best.emplace(s.pipeline_id, s.runtime_s);
+    if (!inserted) it->second = std::min(it->second, s.runtime_s);
+  }
+  std::vector<double> w;
+  w.reserve(samples.size());
+  for (const TrainingSample &s : samples) {
+    const double relative_stddev = std::max(s.stddev_s / s.runtime_s, kMinRelativeStddev);
+    w.push_back(best.at(s.pipeline_id) / s.runtime_s / relative_stddev);
+  }
+  return w;
+}
+
+double weighted_relative_error(const std::vector<double> &predicted,
+                               const std::vector<TrainingSample> &samples) {
+  const std::vector<double> w = loss_weights(samples);
+  double loss = 0, weight = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    loss += std::abs(predicted.at(i) / samples[i].runtime_s - 1) * w[i];
+    weight += w[i];
+  }
+  return loss / weight;
+}
+
+LearnedNetwork train_model(LearnedModelKind kind, const LearnedModelOptions &model_options,
+                           const std::vector<TrainingSample> &samples,
+                           const TrainerOptions &options, TrainingReport *report) {
+  check_samples(samples);
+  check_options(options);
+  std::mt19937_64 rng(options.seed);
+  auto [train, holdout] = split_holdout(samples, options.holdout_fraction, rng);
+  std::vector<const PipelineFeatures *> train_features;
+  std::vector<double> train_runtimes;
+  for (const Indices &p : train) {
+    for (size_t i : p) {
+      train_features.push_back(&samples[i].features);
+      train_runtimes.push_back(samples[i].runtime_s);
+    }
+  }
+  LearnedNetwork network(kind, model_options,
+                         FeatureNormalizer::fit(train_features, train_runtimes), options.seed);
+  const TrainingData data{samples, loss_weights(samples), std::move(train), std::move(holdout)};
+  TrainingReport r = run_training(network, data, options, options.learning_rate, rng);
+  if (report) *report = std::move(r);
+  return network;
+}
+
+TrainingReport fine_tune(LearnedNetwork &network, const std::vector<TrainingSample> &samples,
+                         const TrainerOptions &options) {
+  check_samples(samples);
+  check_options(options);
+  std::mt19937_64 rng(options.seed);
+  auto [train, holdout] = split_holdout(samples, options.holdout_fraction, rng);
+  const TrainingData data{samples, loss_weights(samples), std::move(train), std::move(holdout)};
+  return run_training(network, data, options,
+                      options.learning_rate * options.fine_tune_learning_rate_scale, rng);
+}
+
+std::vector<double> predict_samples(const LearnedNetwork &network,
+                                    const std::vector<TrainingSample> &samples,
+                                    int max_batch_samples) {
+  std::vector<double> out;
+  out.reserve(samples.size());
+  const size_t chunk = static_cast<size_t>(std::max(1, max_batch_samples));
+  for (size_t k = 0; k < samples.size(); k += chunk) {
+    std::vector<const PipelineFeatures *> batch;
+    for (size_t i = k; i < std::min(samples.size(), k + chunk); ++i)
+      batch.push_back(&samples[i].features);
+    const auto part = network.predict(batch);
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
+}
+
+double pairwise_ranking_accuracy(const std::vector<double> &predicted,
+                                 const std::vector<double> &measured,
+                                 const std::vector<std::string> &pipeline_ids, size_t *pairs) {
+  std::map<std::string, Indices> groups;
+  for (size_t i = 0; i < measured.size(); ++i) groups[pipeline_ids.at(i)].push_back(i);
+  double correct = 0;
+  size_t count = 0;
+  for (const auto &[id, g] : groups) {
+    for (size_t a = 0; a < g.size(); ++a) {
+      for (size_t b = a + 1; b < g.size(); ++b) {
+        const double dm = measured[g[a]] - measured[g[b]];
+        if (dm == 0) continue;  // no order to get right
+        const double dp = predicted.at(g[a]) - predicted.at(g[b]);
+        correct += dp == 0 ? 0.5 : ((dp > 0) == (dm > 0) ? 1.0 : 0.0);
+        ++count;
+      }
+    }
+  }
+  if (pairs) *pairs = count;
+  return count ? correct / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
+}
+
+EvaluationMetrics evaluation_metrics(const std::vector<double> &predicted,
+                                     const std::vector<double> &measured,
+                                     const std::vector<std::string> &pipeline_ids) {
+  if (predicted.size() != measured.size() || measured.size() != pipeline_ids.size()) {
+    throw std::invalid_argument(
+        "evaluation_metrics: predictions, measurements and ids differ in count");
+  }
+  EvaluationMetrics m;
+  m.samples = measured.size();
+  if (m.samples == 0) return m;
+  double log_mean = 0;
+  for (double y : measured) log_mean += std::log(y);
+  log_mean /= static_cast<double>(m.samples);
+  double ss_res = 0, ss_tot = 0;
+  for (size_t i = 0; i < m.samples; ++i) {
+    const double error = std::abs(predicted[i] / measured[i] - 1);
+    m.mape += error;
+    m.max_error = std::max(m.max_error, error);
+    const double ly = std::log(measured[i]);
+    // A prediction of 0 s would be -inf in log space; 1e-12 s is far below any runtime.
+    const double lp = std::log(std::max(predicted[i], 1e-12));
+    ss_res += (lp - ly) * (lp - ly);
+    ss_tot += (ly - log_mean) * (ly - log_mean);
+  }
+  m.mape /= static_cast<double>(m.samples);
+  m.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : std::numeric_limits<double>::quiet_NaN();
+  m.ranking_accuracy = pairwise_ranking_accuracy(predicted, measured, pipeline_ids, &m.pairs);
+  return m;
+}
+
+EvaluationReport evaluate_predictions(const std::vector<double> &predicted,
+                                      const std::vector<TrainingSample> &samples) {
+  struct Columns {
+    std::vector<double> predicted, measured;
+    std::vector<std::string> ids;
+  };
+  std::map<std::string, Columns> per_app;
+  Columns all;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    for (Columns *c : {&per_app[samples[i].app], &all}) {
+      c->predicted.push_back(predicted.at(i));
+      c->measured.push_back(samples[i].runtime_s);
+      c->ids.push_back(samples[i].pipeline_id);
+    }
+  }
+  EvaluationReport report;
+  for (const auto &[app, c] : per_app) {
+    report.per_app.emplace_back(app, evaluation_metrics(c.predicted, c.measured, c.ids));
+  }
+  report.overall = evaluation_metrics(all.predicted, all.measured, all.ids);
+  return report;
+}
+
+EvaluationReport evaluate(const LearnedNetwork &network,
+                          const std::vector<TrainingSample> &samples) {
+  return evaluate_predictions(predict_samples(network, samples), samples);
+}
+
+}  // namespace protuner

@@ -1,0 +1,116 @@
+// Training and evaluating the learned cost models.
+//
+// Loss (004_* section III.C), per sample s of pipeline p:
+//   loss = |predicted / measured - 1|                  relative error
+//        x best runtime of p / measured                good schedules matter more
+//        x 1 / max(relative stddev, kMinRelativeStddev) precise measurements matter more
+// summed over a batch and divided by the batch's total weight (the last two factors), so it
+// reads as a weighted mean relative error whatever the batch. We use the stddev relative
+// to the runtime, not in seconds as 004_* writes: in seconds a 10 ms pipeline's noise would
+// weigh 1000x a 10 us one's for the same precision. The floor keeps a stddev of 0 (one
+// sample, or a timer quantum) from making a weight infinite; 1% is about the repeatability
+// of our measurer's minima (measurer/README.md).
+//
+// Training: Adam over batches of pipelines (all their training samples, in chunks), a
+// held-out share of every pipeline's samples for early stopping, the best held-out
+// parameters restored at the end. Seeded: the same data and options give the same model.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "searcher/cost/featurizer.h"
+#include "searcher/cost/learned/learned_network.h"
+
+namespace protuner {
+
+// One measured schedule, featurized.
+struct TrainingSample {
+  std::string app;          // for per-app reports and leave-one-out
+  std::string pipeline_id;  // samples with one id are schedules of one pipeline
+  PipelineFeatures features;
+  double runtime_s = 0;  // the measured runtime (the measurer's minimum), > 0
+  double stddev_s = 0;   // stddev of the timed samples, >= 0
+};
+
+constexpr double kMinRelativeStddev = 0.01;
+
+struct TrainerOptions {
+  int epochs = 100;
+  double learning_rate = 1e-3;    // Adam
+  double weight_decay = 1e-4;     // 004_*'s value
+  int pipelines_per_batch = 4;    // pipelines whose samples make one batch
+  int max_batch_samples = 64;     // larger batches are split: more, smaller Adam steps
+  double holdout_fraction = 0.2;  // of each pipeline's samples; 0 disables early stopping
+  int patience = 10;              // epochs without a better held-out loss before stopping
+  uint64_t seed = 0;              // model initialization, holdout split and batch order
+  // fine_tune() multiplies the learning rate by this (002_*'s autotuning mode adapts a
+  // trained model to one app's measurements without forgetting what it learned).
+  double fine_tune_learning_rate_scale = 0.1;
+  // Called after each epoch (for progress output); may be empty.
+  std::function<void(int epoch, double train_loss, double holdout_loss)> on_epoch;
+};
+
+struct TrainingReport {
+  std::vector<double> train_loss, holdout_loss;  // per epoch run (holdout: NaN without one)
+  int best_epoch = -1;  // whose parameters were kept (the last one without a holdout)
+  size_t train_samples = 0, holdout_samples = 0;
+};
+
+// The per-sample weights of the loss (best / measured x 1 / relative stddev), in order.
+std::vector<double> loss_weights(const std::vector<TrainingSample> &samples);
+// The loss of `predicted` seconds against the samples (see the file comment).
+double weighted_relative_error(const std::vector<double> &predicted,
+                               const std::vector<TrainingSample> &samples);
+
+// A new model of `kind`, normalization fitted on the training share. Throws
+// std::invalid_argument for an empty dataset or a non-positive runtime.
+LearnedNetwork train_model(LearnedModelKind kind, const LearnedModelOptions &model_options,
+                           const std::vector<TrainingSample> &samples,
+                           const TrainerOptions &options, TrainingReport *report = nullptr);
+
+// Continues training `network` (normalization unchanged) on `samples`, typically one app's
+// own measurements, at the learning rate scaled by fine_tune_learning_rate_scale.
+TrainingReport fine_tune(LearnedNetwork &network, const std::vector<TrainingSample> &samples,
+                         const TrainerOptions &options);
+
+// Predicted seconds for every sample, in chunks of max_batch_samples.
+std::vector<double> predict_samples(const LearnedNetwork &network,
+                                    const std::vector<TrainingSample> &samples,
+                                    int max_batch_samples = 256);
+
+struct EvaluationMetrics {
+  size_t samples = 0;
+  double mape = 0;       // mean |predicted / measured - 1|
+  double max_error = 0;  // max |predicted / measured - 1|
+  // Coefficient of determination of log(predicted) against log(measured): runtimes span
+  // orders of magnitude, and R^2 in seconds would only say how the slowest ones fit.
+  double r2 = 0;
+  // Share of pairs of schedules of one pipeline (measured runtimes differing) that the
+  // predictions order the same way; a predicted tie counts one half. NaN without pairs.
+  double ranking_accuracy = 0;
+  size_t pairs = 0;
+};
+
+struct EvaluationReport {
+  std::vector<std::pair<std::string, EvaluationMetrics>> per_app;  // sorted by app name
+  EvaluationMetrics overall;
+};
+
+EvaluationMetrics evaluation_metrics(const std::vector<double> &predicted,
+                                     const std::vector<double> &measured,
+                                     const std::vector<std::string> &pipeline_ids);
+// Pairwise ranking accuracy alone (see EvaluationMetrics); `pairs` receives the count.
+double pairwise_ranking_accuracy(const std::vector<double> &predicted,
+                                 const std::vector<double> &measured,
+                                 const std::vector<std::string> &pipeline_ids,
+                                 size_t *pairs = nullptr);
+// Per app and overall, of `predicted` seconds (one per sample).
+EvaluationReport evaluate_predictions(const std::vector<double> &predicted,
+                                      const std::vector<TrainingSample> &samples);
+EvaluationReport evaluate(const LearnedNetwork &network,
+                          const std::vector<TrainingSample> &samples);
+
+}  // namespace protuner

@@ -1,0 +1,66 @@
+// Measuring search candidates through a MeasurementBackend (measured_candidates.h).
+#include "searcher/search/measured_candidates.h"
+
+#include <spdlog/spdlog.h>
+
+#include "searcher/schedule_json.h"
+
+namespace protuner {
+namespace {
+
+// The first line of an error: the rest (a child's stderr tail) goes to the debug log.
+std::string first_line(const std::string &text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
+
+BackendCandidateMeasurer::BackendCandidateMeasurer(MeasurementBackend &backend, AppSpec app,
+                                                   std::string target, MeasureSettings settings)
+    : backend_(backend),
+      app_(std::move(app)),
+      target_(std::move(target)),
+      settings_(std::move(settings)) {}
+
+std::vector<std::optional<double>> BackendCandidateMeasurer::measure(
+    const std::vector<const ScheduleState *> &batch) {
+  std::vector<std::optional<double>> out;
+  out.reserve(batch.size());
+  for (const ScheduleState *state : batch) out.push_back(measure_one(schedule_to_json(*state)));
+  return out;
+}
+
+std::optional<double> BackendCandidateMeasurer::measure_one(const std::string &schedule_json) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = results_.find(schedule_json);
+  if (it == results_.end()) {
+    MeasureRequest request;
+    request.app = app_;
+    request.schedule = {ScheduleKind::kProtuner, schedule_json, "", ""};
+    request.target = target_;
+    request.settings = settings_;
+    MeasureResult result = backend_.measure(request);
+    ++measurements_;
+    if (!result.ok()) {
+      spdlog::warn("{}: a candidate failed to measure: {}: {}", app_.name,
+                   status_name(result.status), first_line(result.error));
+      spdlog::debug("{}: full error of the failed candidate: {}", app_.name, result.error);
+    }
+    it = results_.emplace(schedule_json, std::move(result)).first;
+  }
+  if (!it->second.ok()) return std::nullopt;
+  return it->second.timing.min_ms / 1000.0;
+}
+
+int64_t BackendCandidateMeasurer::measurements() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return measurements_;
+}
+
+std::optional<MeasureResult> BackendCandidateMeasurer::result_for(
+    const std::string &schedule_json) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = results_.find(schedule_json);
+  if (it == results_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace protuner

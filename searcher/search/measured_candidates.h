@@ -1,0 +1,59 @@
+// Real measurement for searches: a CandidateMeasurer (search.h) over any MeasurementBackend
+// (measurement.h): the in-process IsolatedMeasurer, or MeasurerClient for the farm's
+// measurer daemons. A state becomes a `protuner` schedule (schedule_json.h) of one app.
+//
+// Searches propose the same complete schedule again and again (other seeds, other trees,
+// the final check of a search's best), so results are remembered by the schedule's JSON
+// text: a repeat costs no request and does not count as a measurement. Failures are
+// remembered too (a timeout is not retried within a run: the budget is better spent on
+// other candidates).
+//
+// Thread safety: measure() may be called from several search threads; calls are
+// serialized, since one measurement at a time is what the backend does anyway.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measurer/measurement.h"
+#include "searcher/search/search.h"
+
+namespace protuner {
+
+class BackendCandidateMeasurer : public CandidateMeasurer {
+ public:
+  // `backend` must outlive this object. `target` is a Halide target string ("host": the
+  // measurer's corrected host target).
+  BackendCandidateMeasurer(MeasurementBackend &backend, AppSpec app, std::string target,
+                           MeasureSettings settings);
+  BackendCandidateMeasurer(const BackendCandidateMeasurer &) = delete;
+  BackendCandidateMeasurer &operator=(const BackendCandidateMeasurer &) = delete;
+
+  // Runtime in seconds (the minimum over samples) per state, nullopt where the candidate
+  // failed; each failure is logged with its status and error.
+  std::vector<std::optional<double>> measure(
+      const std::vector<const ScheduleState *> &batch) override;
+  int64_t measurements() const override;
+
+  // The remembered result for a schedule's JSON text, if it was measured.
+  std::optional<MeasureResult> result_for(const std::string &schedule_json) const;
+
+  const AppSpec &app() const { return app_; }
+
+ private:
+  std::optional<double> measure_one(const std::string &schedule_json);
+
+  MeasurementBackend &backend_;
+  AppSpec app_;
+  std::string target_;
+  MeasureSettings settings_;
+  mutable std::mutex mutex_;
+  std::map<std::string, MeasureResult> results_;  // by schedule JSON text
+  int64_t measurements_ = 0;                      // requests sent (repeats excluded)
+};
+
+}  // namespace protuner

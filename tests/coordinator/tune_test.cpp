@@ -1,0 +1,216 @@
+// `protuner tune` and the measurer it gives searches: BackendCandidateMeasurer against a
+// fake backend (requests, repeats, failures), then the command run as a user runs it on
+// the small test generator with a tiny budget, its files checked and its schedule
+// measured again by `protuner measure`.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "coordinator/tune.h"
+#include "measurer/measure_json.h"
+#include "searcher/schedule_json.h"
+#include "searcher/search/measured_candidates.h"
+#include "tests/support/run_command.h"
+
+namespace protuner {
+namespace {
+
+using testing::CommandResult;
+
+const AppSpec kBlurApp{"blurry", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}};
+
+// Answers with a fixed runtime per call, or with `fail_with` when set; records requests.
+class FakeBackend : public MeasurementBackend {
+ public:
+  MeasureResult measure(const MeasureRequest &request) override {
+    requests.push_back(request);
+    MeasureResult r;
+    r.status = fail_with.value_or(MeasureStatus::kOk);
+    if (r.ok()) r.timing.min_ms = 2.0 + static_cast<double>(requests.size());
+    if (!r.ok()) r.error = "it broke\nand the child said more";
+    return r;
+  }
+  std::vector<MeasureRequest> requests;
+  std::optional<MeasureStatus> fail_with;
+};
+
+// Distinct random complete schedules of test_blur (fixed seeds).
+std::vector<ScheduleState> random_states(int count) {
+  const PreparedApp app = prepare_app(kBlurApp, 2);
+  std::mt19937_64 rng(11);
+  std::vector<ScheduleState> states;
+  std::set<std::string> seen;
+  while (static_cast<int>(states.size()) < count) {
+    ScheduleState s(app.graph);
+    EXPECT_TRUE(app.space->random_rollout(s, rng));
+    if (seen.insert(schedule_to_json(s)).second) states.push_back(s);
+  }
+  return states;
+}
+
+TEST(BackendCandidateMeasurer, SendsEachScheduleOnceAndAnswersRepeatsFromMemory) {
+  const auto states = random_states(2);
+  FakeBackend backend;
+  MeasureSettings settings;
+  settings.timing.samples = 4;
+  BackendCandidateMeasurer m(backend, kBlurApp, "host", settings);
+  const auto first = m.measure({&states[0], &states[1], &states[0]});
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_DOUBLE_EQ(*first[0], 0.003);  // 3 ms (first request) in seconds
+  EXPECT_DOUBLE_EQ(*first[1], 0.004);
+  EXPECT_DOUBLE_EQ(*first[2], 0.003);  // the repeat: remembered, not measured again
+  EXPECT_EQ(m.measurements(), 2);
+  EXPECT_EQ(m.measure({&states[1]})[0], first[1]);
+  EXPECT_EQ(m.measurements(), 2);
+  ASSERT_EQ(backend.requests.size(), 2u);
+  const MeasureRequest &r = backend.requests[0];
+  EXPECT_EQ(r.schedule.kind, ScheduleKind::kProtuner);
+  EXPECT_EQ(r.schedule.schedule_json, schedule_to_json(states[0]));
+  EXPECT_EQ(r.app.generator, "test_blur");
+  EXPECT_EQ(r.target, "host");
+  EXPECT_EQ(r.settings.timing.samples, 4);
+  ASSERT_TRUE(m.result_for(schedule_to_json(states[1])));
+  EXPECT_DOUBLE_EQ(m.result_for(schedule_to_json(states[1]))->timing.min_ms, 4.0);
+}
+
+TEST(BackendCandidateMeasurer, AFailedCandidateIsNulloptAndIsNotSentAgain) {
+  const auto states = random_states(1);
+  FakeBackend backend;
+  backend.fail_with = MeasureStatus::kTimeout;
+  BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
+  EXPECT_FALSE(m.measure({&states[0]})[0].has_value());
+  EXPECT_FALSE(m.measure({&states[0]})[0].has_value());
+  EXPECT_EQ(backend.requests.size(), 1u);
+  EXPECT_EQ(m.measurements(), 1);
+  EXPECT_EQ(m.result_for(schedule_to_json(states[0]))->status, MeasureStatus::kTimeout);
+}
+
+// --- The command ---
+
+std::string temp_dir() {
+  static const std::string dir =
+      (std::filesystem::temp_directory_path() / ("protuner_tune_test_" + std::to_string(getpid())))
+          .string();
+  return dir;
+}
+
+std::string read_file(const std::filesystem::path &path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+CommandResult protuner(const std::string &args) {
+  return testing::run_command(std::string(PROTUNER_CLI) + " " + args + " --cache-dir " +
+                              temp_dir() + "/cache");
+}
+
+const std::string kBlur =
+    std::string("--library ") + PROTUNER_TEST_GENERATOR_LIBRARY + " --generator test_blur";
+
+class TuneCli : public ::testing::Test {
+ protected:
+  static void TearDownTestSuite() { std::filesystem::remove_all(temp_dir()); }
+};
+
+void expect_trace_is_a_best_so_far(const std::string &csv) {
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "seconds,best_measured_ms,best_cost_ms");
+  double last_seconds = -1, last_best = 1e300;
+  int rows = 0, measured = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    std::istringstream cells(line);
+    std::string seconds, best, cost;
+    std::getline(cells, seconds, ',');
+    std::getline(cells, best, ',');
+    std::getline(cells, cost, ',');
+    EXPECT_GE(std::stod(seconds), last_seconds) << line;
+    last_seconds = std::stod(seconds);
+    EXPECT_GT(std::stod(cost), 0) << line;
+    if (!best.empty()) {
+      EXPECT_LE(std::stod(best), last_best) << line;
+      last_best = std::stod(best);
+      ++measured;
+    }
+  }
+  EXPECT_GT(rows, 0);
+  EXPECT_GT(measured, 0);
+}
+
+TEST_F(TuneCli, WritesTheScheduleItsResultAndTraceAndTheScheduleMeasuresAgain) {
+  const std::string out = temp_dir() + "/out";
+  const CommandResult r = protuner("tune " + kBlur +
+                                   " --algorithm random --budget-minutes 0.3 "
+                                   "--samples 3 --out " +
+                                   out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char *part : {"test_blur", "best ms", "expert ms", "default ms", "vs expert"}) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << part << " in:\n" << r.output;
+  }
+  const std::filesystem::path dir = std::filesystem::path(out) / "test_blur";
+  const auto result = nlohmann::json::parse(read_file(dir / "result.json"));
+  EXPECT_EQ(result.at("algorithm"), "random");
+  EXPECT_EQ(result.at("app"), "test_blur");
+  EXPECT_GT(result.at("runtime_ms").get<double>(), 0);
+  EXPECT_GE(result.at("measurements").get<int>(), 1);
+  EXPECT_EQ(result.at("seeds").at(0), 1);
+  EXPECT_GT(result.at("compile_seconds").get<double>(), 0);
+  EXPECT_FALSE(result.at("host").at("cpu_model").get<std::string>().empty());
+  for (const char *baseline : {"default", "expert"}) {
+    EXPECT_EQ(result.at(baseline).at("status"), "ok") << result.dump(2);
+    const double speedup = result.at(std::string("speedup_over_") + baseline).get<double>();
+    EXPECT_NEAR(
+        speedup,
+        result.at(baseline).at("runtime_ms").get<double>() / result.at("runtime_ms").get<double>(),
+        1e-9);
+  }
+  // The budget holds, up to one slow final compile.
+  EXPECT_LT(result.at("tuning_seconds").get<double>(), 18 + 30);
+  EXPECT_NE(read_file(dir / "schedule.h").find("apply_schedule_test_blur"), std::string::npos);
+  expect_trace_is_a_best_so_far(read_file(dir / "trace.csv"));
+
+  const CommandResult again = protuner("measure " + kBlur + " --samples 3 --json --schedule " +
+                                       (dir / "schedule.json").string());
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_TRUE(result_from_json(again.output).ok());
+}
+
+TEST_F(TuneCli, AnUnknownAlgorithmExitsTwoNamingTheValidOnes) {
+  const CommandResult r = protuner("tune " + kBlur + " --algorithm fastest --out " + temp_dir());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  for (const char *part : {"'fastest'", "mcts_cost+real_1s", "random", "beam", "greedy"}) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << part << " in:\n" << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(temp_dir() + "/test_blur"));
+}
+
+TEST_F(TuneCli, AnAppThatCannotBeTunedIsReportedAndExitsOne) {
+  const CommandResult r =
+      protuner(std::string("tune --library ") + PROTUNER_TEST_GENERATOR_LIBRARY +
+               " --generator test_no_estimates --algorithm random --budget-minutes 0.1 --out " +
+               temp_dir() + "/bad");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("test_no_estimates: cannot load the app"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("failed"), std::string::npos) << r.output;
+}
+
+TEST(TuneNames, AppNamesBecomeIdentifiersAndFolders) {
+  EXPECT_EQ(identifier_for("resnet50/block-1"), "resnet50_block_1");
+  EXPECT_EQ(identifier_for("3x3"), "app_3x3");
+  EXPECT_EQ(folder_for("resnet50/block1"), "resnet50_block1");
+  EXPECT_EQ(folder_for(".."), "app_..");
+}
+
+}  // namespace
+}  // namespace protuner

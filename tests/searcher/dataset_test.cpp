@@ -1,0 +1,491 @@
+// Training data: the dataset file format (round trip, a truncated tail, malformed lines,
+// versions), the random pipeline generator (valid, deterministic, varied, every building
+// block, random schedules computing the root schedule's bits), and `protuner dataset build`
+// (only ok results stored, resumed without measuring anything twice).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <Halide.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "apps/random_pipeline/random_pipeline_blocks.h"
+#include "common/app.h"
+#include "common/errors.h"
+#include "common/host_target.h"
+#include "common/pipeline_io.h"
+#include "coordinator/dataset_build.h"
+#include "measurer/measurement.h"
+#include "searcher/apply_schedule.h"
+#include "searcher/cost/dataset.h"
+#include "searcher/pipeline_graph.h"
+#include "searcher/schedule_json.h"
+#include "searcher/search_space.h"
+#include "tests/support/run_command.h"
+
+namespace protuner {
+namespace {
+
+namespace fs = std::filesystem;
+namespace rp = protuner_random_pipeline;
+
+constexpr int kSeeds = 30;
+
+// A fresh directory per test process, removed by the environment at exit.
+const fs::path &scratch_dir() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("protuner_dataset_test_" + std::to_string(getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+class ScratchCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override { fs::remove_all(scratch_dir()); }
+};
+[[maybe_unused]] const auto *const kCleanup =
+    ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+
+std::string fresh_path(const std::string &name) {
+  const fs::path p = scratch_dir() / name;
+  fs::remove(p);
+  return p.string();
+}
+
+void append_text(const std::string &path, const std::string &text) {
+  std::ofstream(path, std::ios::binary | std::ios::app) << text;
+}
+
+DatasetSample example_sample(int i) {
+  DatasetSample s;
+  s.app = {"random_" + std::to_string(i),
+           "libprotuner_random_pipeline.so",
+           "random_pipeline",
+           {{"seed", std::to_string(i)}}};
+  s.pipeline_id = "random_" + std::to_string(i);
+  s.schedule_json = R"({"format":"protuner-schedule","version":1,"pipeline":[],"decisions":[)" +
+                    std::to_string(i) + "]}";
+  s.samples_ms = {1.5 + i, 1.25 + i, 1.75 + i};
+  s.min_ms = 1.25 + i;
+  s.median_ms = 1.5 + i;
+  s.stddev_ms = 0.25;
+  s.host_class = "AMD EPYC 9R14 x2, avx512, smt off";
+  s.target = "x86-64-linux-avx2";
+  return s;
+}
+
+std::string canonical(const std::string &json_text) {
+  return nlohmann::json::parse(json_text).dump();
+}
+
+void expect_same(const DatasetSample &a, const DatasetSample &b) {
+  EXPECT_EQ(a.app.name, b.app.name);
+  EXPECT_EQ(a.app.library, b.app.library);
+  EXPECT_EQ(a.app.generator, b.app.generator);
+  EXPECT_EQ(a.app.params, b.app.params);
+  EXPECT_EQ(a.pipeline_id, b.pipeline_id);
+  EXPECT_EQ(canonical(a.schedule_json), canonical(b.schedule_json));
+  EXPECT_EQ(a.samples_ms, b.samples_ms);
+  EXPECT_EQ(a.min_ms, b.min_ms);
+  EXPECT_EQ(a.median_ms, b.median_ms);
+  EXPECT_EQ(a.stddev_ms, b.stddev_ms);
+  EXPECT_EQ(a.host_class, b.host_class);
+  EXPECT_EQ(a.target, b.target);
+}
+
+// The message of the ConfigError `f` throws, or "" when it throws none.
+template <class F>
+std::string config_error_of(F &&f) {
+  try {
+    f();
+  } catch (const ConfigError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+// --- The file format ---
+
+TEST(DatasetFile, SampleRoundTripsThroughOneJsonLine) {
+  const DatasetSample s = example_sample(3);
+  const std::string line = sample_to_json_line(s);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(line.rfind(R"({"format":"protuner-sample","version":1,)", 0), 0u) << line;
+  expect_same(sample_from_json_line(line), s);
+}
+
+TEST(DatasetFile, WriterAppendsAndReaderReadsEverySample) {
+  const std::string path = fresh_path("three.jsonl");
+  DatasetWriter writer(path);
+  for (int i = 0; i < 3; ++i) writer.append(example_sample(i));
+  const std::vector<DatasetSample> read = read_dataset(path);
+  ASSERT_EQ(read.size(), 3u);
+  for (int i = 0; i < 3; ++i) expect_same(read[i], example_sample(i));
+  DatasetWriter(path).append(example_sample(3));  // a second writer appends, too
+  EXPECT_EQ(read_dataset(path).size(), 4u);
+}
+
+TEST(DatasetFile, TruncatedLastLineIsSkippedAndCutByTheNextWriter) {
+  const std::string path = fresh_path("truncated.jsonl");
+  DatasetWriter(path).append(example_sample(0));
+  DatasetWriter(path).append(example_sample(1));
+  const std::string third = sample_to_json_line(example_sample(2));
+  append_text(path, third.substr(0, third.size() / 2));  // a builder killed mid-line
+  ASSERT_EQ(read_dataset(path).size(), 2u);
+
+  DatasetWriter(path).append(example_sample(3));
+  const std::vector<DatasetSample> read = read_dataset(path);
+  ASSERT_EQ(read.size(), 3u);
+  expect_same(read[2], example_sample(3));
+}
+
+TEST(DatasetFile, CompleteLastLineWithoutItsNewlineIsKept) {
+  const std::string path = fresh_path("no_newline.jsonl");
+  append_text(path, sample_to_json_line(example_sample(0)) + "\n" +
+                        sample_to_json_line(example_sample(1)));  // edited by hand
+  ASSERT_EQ(read_dataset(path).size(), 2u);
+  DatasetWriter(path).append(example_sample(2));
+  EXPECT_EQ(read_dataset(path).size(), 3u);
+}
+
+TEST(DatasetFile, MalformedMiddleLineIsAnErrorNamingFileAndLine) {
+  const std::string path = fresh_path("malformed.jsonl");
+  append_text(path, sample_to_json_line(example_sample(0)) + "\n{\"format\": \"protuner-sa\n" +
+                        sample_to_json_line(example_sample(1)) + "\n");
+  const std::string error = config_error_of([&] { read_dataset(path); });
+  EXPECT_NE(error.find(path + ":2: malformed JSON"), std::string::npos) << error;
+}
+
+TEST(DatasetFile, MalformedLastLineWithItsNewlineIsAnError) {
+  const std::string path = fresh_path("malformed_last.jsonl");
+  append_text(path, sample_to_json_line(example_sample(0)) + "\nnot json\n");
+  const std::string error = config_error_of([&] { read_dataset(path); });
+  EXPECT_NE(error.find(path + ":2:"), std::string::npos) << error;
+}
+
+TEST(DatasetFile, OtherFormatOrVersionIsRefused) {
+  nlohmann::json j = nlohmann::json::parse(sample_to_json_line(example_sample(0)));
+  j["version"] = kDatasetFormatVersion + 1;
+  std::string error = config_error_of([&] { sample_from_json_line(j.dump()); });
+  EXPECT_NE(error.find("version 2; this build reads version 1"), std::string::npos) << error;
+  j["version"] = kDatasetFormatVersion;
+  j["format"] = "protuner-schedule";
+  error = config_error_of([&] { sample_from_json_line(j.dump()); });
+  EXPECT_NE(error.find("not a protuner sample"), std::string::npos) << error;
+}
+
+TEST(DatasetFile, MissingMistypedOrUnknownFieldsAreRefused) {
+  const nlohmann::json good = nlohmann::json::parse(sample_to_json_line(example_sample(0)));
+  const std::vector<std::pair<std::function<void(nlohmann::json &)>, std::string>> cases = {
+      {[](nlohmann::json &j) { j.erase("min_ms"); }, "missing field 'min_ms'"},
+      {[](nlohmann::json &j) { j["median_ms"] = "1.5"; }, "field 'median_ms' is not a number"},
+      {[](nlohmann::json &j) { j["schedule"] = "{}"; }, "field 'schedule' is not an object"},
+      {[](nlohmann::json &j) { j["samples_ms"].push_back(nullptr); }, "non-number"},
+      {[](nlohmann::json &j) { j["app"]["params"]["seed"] = 3; }, "param 'seed' is not a string"},
+      {[](nlohmann::json &j) { j["runtime_ms"] = 1; }, "unknown field 'runtime_ms'"},
+  };
+  for (const auto &[mutate, expected] : cases) {
+    nlohmann::json j = good;
+    mutate(j);
+    const std::string error = config_error_of([&] { sample_from_json_line(j.dump()); });
+    EXPECT_NE(error.find(expected), std::string::npos) << expected << " in: " << error;
+  }
+}
+
+TEST(DatasetFile, MissingFileIsAnIoError) {
+  EXPECT_THROW(read_dataset(fresh_path("absent.jsonl")), IoError);
+  EXPECT_THROW(DatasetWriter((scratch_dir() / "no_such_dir" / "x.jsonl").string()), IoError);
+}
+
+// --- The random pipeline generator ---
+
+AppSpec random_spec(uint32_t seed, int stages = 0) {
+  AppSpec spec{"random_" + std::to_string(seed),
+               PROTUNER_RANDOM_PIPELINE_LIBRARY,
+               "random_pipeline",
+               {{"seed", std::to_string(seed)}}};
+  if (stages > 0) spec.params["stages"] = std::to_string(stages);
+  return spec;
+}
+
+Halide::Target strict_host() { return host_target().with_feature(Halide::Target::StrictFloat); }
+
+struct BuiltPipeline {
+  PipelineGraph graph;
+  std::vector<FuncSignature> signature;
+};
+
+BuiltPipeline build(uint32_t seed) {
+  AppInstance app = AppInstance::create(random_spec(seed), host_target());
+  BuiltPipeline b{analyze_pipeline(app.pipeline()), {}};
+  b.signature = pipeline_signature(b.graph);
+  return b;
+}
+
+// The 30 seeds' pipelines, built once for the tests below.
+const std::vector<BuiltPipeline> &thirty_pipelines() {
+  static const std::vector<BuiltPipeline> pipelines = [] {
+    std::vector<BuiltPipeline> v;
+    for (uint32_t seed = 0; seed < kSeeds; ++seed) v.push_back(build(seed));
+    return v;
+  }();
+  return pipelines;
+}
+
+// What tells two pipelines apart: Func names, types and producers, and every root region.
+std::string fingerprint(const PipelineGraph &g) {
+  std::string f;
+  for (const FuncNode &n : g.funcs) {
+    f += stable_func_name(n.name) + "(";
+    for (const std::string &t : n.value_types) f += t + ",";
+    for (int p : n.producers) f += std::to_string(p) + ",";
+    for (const Span &s : n.root_region)
+      f += std::to_string(s.min) + ":" + std::to_string(s.max) + ",";
+    f += ")";
+  }
+  return f;
+}
+
+// The blocks of a random pipeline, "<kind>_<block>": one block may make several Funcs
+// ("reduce_3_max", "reduce_3"), and Halide may suffix names ("conv_2$3").
+std::set<std::string> block_names(const PipelineGraph &g) {
+  std::set<std::string> blocks;
+  for (const FuncNode &f : g.funcs) {
+    const std::string name = stable_func_name(f.name);
+    const std::string kind = rp::block_kind_of(name);
+    if (!kind.empty()) blocks.insert(name.substr(0, name.find('_', kind.size() + 1)));
+  }
+  return blocks;
+}
+
+TEST(RandomPipeline, ThirtySeedsBuildPipelinesWithEstimates) {
+  for (uint32_t seed = 0; seed < kSeeds; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    AppInstance app = AppInstance::create(random_spec(seed), host_target());
+    EXPECT_NO_THROW(bind_random_inputs(app.pipeline(), 1));  // every input has estimates
+    const std::vector<std::vector<int>> outputs = estimated_output_extents(app.pipeline());
+    ASSERT_EQ(outputs.size(), 1u);
+    for (int extent : outputs[0]) EXPECT_GT(extent, 0);
+    const PipelineGraph &g = thirty_pipelines()[seed].graph;
+    EXPECT_GE(g.funcs.size(), 4u);
+    EXPECT_TRUE(g.funcs[0].is_output);
+  }
+}
+
+TEST(RandomPipeline, SameSeedGivesTheSamePipeline) {
+  for (uint32_t seed : {0u, 7u, 19u}) {
+    const BuiltPipeline again = build(seed);
+    EXPECT_EQ(again.signature, thirty_pipelines()[seed].signature) << "seed " << seed;
+    EXPECT_EQ(fingerprint(again.graph), fingerprint(thirty_pipelines()[seed].graph));
+  }
+}
+
+TEST(RandomPipeline, DifferentSeedsGiveDifferentPipelines) {
+  std::set<std::string> distinct;
+  for (const BuiltPipeline &b : thirty_pipelines()) distinct.insert(fingerprint(b.graph));
+  EXPECT_EQ(distinct.size(), static_cast<size_t>(kSeeds));
+}
+
+TEST(RandomPipeline, ThirtySeedsUseEveryBuildingBlock) {
+  std::map<std::string, int> blocks;  // kind -> blocks of that kind over all seeds
+  for (const BuiltPipeline &b : thirty_pipelines()) {
+    for (const std::string &block : block_names(b.graph)) ++blocks[rp::block_kind_of(block)];
+  }
+  for (const char *kind : rp::kBlockKinds) {
+    EXPECT_GT(blocks[kind], 0) << "no '" << kind << "' block in " << kSeeds << " seeds";
+  }
+}
+
+TEST(RandomPipeline, StagesParamSetsTheNumberOfBlocks) {
+  AppInstance app = AppInstance::create(random_spec(5, 3), host_target());
+  EXPECT_EQ(block_names(analyze_pipeline(app.pipeline())).size(), 3u);
+}
+
+Halide::Buffer<> run_with(AppInstance &app) {
+  Halide::Pipeline &p = app.pipeline();
+  bind_random_inputs(p, 5);
+  Halide::Realization out = allocate_outputs(p, estimated_output_extents(p));
+  p.realize(out, strict_host());
+  return out[0];
+}
+
+Halide::Buffer<> run_root(uint32_t seed) {
+  AppInstance app = AppInstance::create(random_spec(seed), strict_host());
+  apply_root_schedule(app.pipeline());
+  return run_with(app);
+}
+
+// One schedule of each of three four-block pipelines: a random schedule takes 5-50 s to
+// compile (unrolled, vectorized stencils and reductions), so more would make a slow test.
+TEST(RandomPipeline, RandomSchedulesComputeTheRootSchedulesBits) {
+  const SearchSpace space(SearchSpaceOptions::for_target(strict_host()));
+  for (uint32_t seed : {2u, 10u, 24u}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    AppInstance root = AppInstance::create(random_spec(seed, 4), strict_host());
+    auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(root.pipeline()));
+    apply_root_schedule(root.pipeline());
+    const Halide::Buffer<> expected = run_with(root);
+    std::mt19937_64 rng(seed);
+    ScheduleState state(graph);
+    ASSERT_TRUE(space.random_rollout(state, rng));
+    AppInstance app = AppInstance::create(random_spec(seed, 4), strict_host());
+    apply_schedule(state, app.pipeline());
+    EXPECT_EQ(first_bitwise_difference(expected, run_with(app)), std::nullopt)
+        << schedule_source(state, "failing");
+  }
+}
+
+TEST(RandomPipeline, ExpertScheduleComputesTheRootSchedulesBits) {
+  // Seed 3: convolutions, a matmul, pooling, a reduce; seed 12: a conv, LUTs, a matmul.
+  for (uint32_t seed : {3u, 12u}) {
+    AppInstance app = AppInstance::create(random_spec(seed), strict_host(), {{"expert", "true"}});
+    EXPECT_EQ(first_bitwise_difference(run_root(seed), run_with(app)), std::nullopt)
+        << "seed " << seed;
+  }
+}
+
+// --- Building a dataset ---
+
+// Answers without running anything: ok with fixed timings, or wrong_output for every
+// `fail_every`-th request.
+class FakeMeasurer : public MeasurementBackend {
+ public:
+  explicit FakeMeasurer(int fail_every) : fail_every_(fail_every) {}
+  MeasureResult measure(const MeasureRequest &request) override {
+    ++calls;
+    MeasureResult r;
+    EXPECT_EQ(request.schedule.kind, ScheduleKind::kProtuner);
+    if (fail_every_ > 0 && calls % fail_every_ == 0) {
+      r.status = MeasureStatus::kWrongOutput;
+      r.error = "differs at (0, 0, 0)";
+      return r;
+    }
+    r.status = MeasureStatus::kOk;
+    r.timing.samples_ms = {2.0, 1.0, 3.0};
+    r.timing.min_ms = 1.0;
+    r.timing.median_ms = 2.0;
+    r.host.cpu_model = "Fake CPU";
+    r.host.smt = "off";
+    r.cpus = {0, 1};
+    return r;
+  }
+  int calls = 0;
+
+ private:
+  int fail_every_;
+};
+
+DatasetBuildOptions small_build(const std::string &out) {
+  DatasetBuildOptions o;
+  o.out = out;
+  o.pipelines = 2;
+  o.first_seed = 4;
+  o.schedules_per_pipeline = 3;
+  o.random_library = PROTUNER_RANDOM_PIPELINE_LIBRARY;
+  return o;
+}
+
+TEST(DatasetBuild, StoresOnlyOkResultsAndResumesWithoutMeasuringTwice) {
+  const DatasetBuildOptions options = small_build(fresh_path("fake.jsonl"));
+  std::ostringstream progress;
+  FakeMeasurer failing_every_third(3);
+  const DatasetBuildSummary first = build_dataset(options, failing_every_third, progress);
+  EXPECT_EQ(failing_every_third.calls, 6);
+  EXPECT_EQ(first.stored, 4);
+  EXPECT_EQ(first.failed, 2);
+  const std::vector<DatasetSample> samples = read_dataset(options.out);
+  ASSERT_EQ(samples.size(), 4u);
+  for (const DatasetSample &s : samples) {
+    EXPECT_TRUE(s.pipeline_id == "random_4" || s.pipeline_id == "random_5") << s.pipeline_id;
+    EXPECT_EQ(s.app.params.at("seed"), s.pipeline_id.substr(7));
+    EXPECT_EQ(s.host_class.rfind("Fake CPU x2, ", 0), 0u) << s.host_class;
+    EXPECT_EQ(s.stddev_ms, 1.0);
+  }
+
+  FakeMeasurer all_ok(0);  // the rerun measures only what failed
+  const DatasetBuildSummary second = build_dataset(options, all_ok, progress);
+  EXPECT_EQ(all_ok.calls, 2);
+  EXPECT_EQ(second.skipped, 4);
+  EXPECT_EQ(read_dataset(options.out).size(), 6u);
+
+  FakeMeasurer untouched(0);
+  EXPECT_EQ(build_dataset(options, untouched, progress).skipped, 6);
+  EXPECT_EQ(untouched.calls, 0);
+}
+
+TEST(DatasetBuild, StoredSchedulesApplyToTheirPipeline) {
+  const DatasetBuildOptions options = small_build(fresh_path("apply.jsonl"));
+  std::ostringstream progress;
+  FakeMeasurer ok(0);
+  build_dataset(options, ok, progress);
+  for (const DatasetSample &s : read_dataset(options.out)) {
+    AppSpec spec = s.app;
+    spec.library = PROTUNER_RANDOM_PIPELINE_LIBRARY;
+    AppInstance app = AppInstance::create(spec, host_target());
+    auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(app.pipeline()));
+    EXPECT_TRUE(schedule_from_json(s.schedule_json, graph).complete());
+  }
+}
+
+TEST(DatasetBuild, StatsCountPipelinesAndRuntimes) {
+  std::vector<DatasetSample> samples = {example_sample(1), example_sample(1), example_sample(2)};
+  samples[1].min_ms = 9.0;
+  const DatasetStats stats = dataset_stats(samples);
+  EXPECT_EQ(stats.samples, 3);
+  ASSERT_EQ(stats.pipelines.size(), 2u);
+  EXPECT_EQ(stats.pipelines[0].samples, 2);
+  EXPECT_EQ(stats.pipelines[0].fastest_ms, 2.25);
+  EXPECT_EQ(stats.pipelines[0].slowest_ms, 9.0);
+  EXPECT_EQ(stats.fastest_ms, 2.25);
+  EXPECT_EQ(stats.slowest_ms, 9.0);
+}
+
+// The command line, measuring for real: 2 pipelines x 2 schedules, then a rerun.
+TEST(DatasetBuild, CommandLineWritesValidLinesAndARerunAddsNothing) {
+  const std::string out = fresh_path("cli.jsonl");
+  const std::string command = std::string(PROTUNER_CLI) +
+                              " dataset build --pipelines 2 --schedules-per-pipeline 2"
+                              " --samples 2 --out " +
+                              out + " --cache-dir " + (scratch_dir() / "cache").string();
+  const testing::CommandResult first = testing::run_command(command);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(first.output, m, std::regex(R"(stored (\d+), skipped 0 .*failed (\d+))")))
+      << first.output;
+  const int stored = std::stoi(m[1]), failed = std::stoi(m[2]);
+  EXPECT_EQ(stored + failed, 4) << first.output;
+  const std::vector<DatasetSample> samples = read_dataset(out);
+  EXPECT_EQ(static_cast<int>(samples.size()), stored);
+  for (const DatasetSample &s : samples) {
+    EXPECT_TRUE(s.pipeline_id == "random_0" || s.pipeline_id == "random_1") << s.pipeline_id;
+    EXPECT_EQ(s.samples_ms.size(), 2u);
+    EXPECT_GT(s.min_ms, 0);
+    EXPECT_LE(s.min_ms, s.median_ms);
+  }
+
+  const testing::CommandResult rerun = testing::run_command(command);
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
+  EXPECT_NE(rerun.output.find("stored 0, skipped " + std::to_string(stored)), std::string::npos)
+      << rerun.output;
+  EXPECT_EQ(read_dataset(out).size(), samples.size());
+
+  const testing::CommandResult stats =
+      testing::run_command(std::string(PROTUNER_CLI) + " dataset stats " + out);
+  EXPECT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_NE(stats.output.find(std::to_string(stored) + " samples of "), std::string::npos)
+      << stats.output;
+}
+
+}  // namespace
+}  // namespace protuner

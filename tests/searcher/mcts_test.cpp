@@ -1,0 +1,345 @@
+// ProTuner's MCTS: the tree policies against hand-computed values, back-up of average and
+// best, the root decision, determinism under iteration budgets, finding the known optimum
+// of a synthetic cost landscape, and the ensemble's contract (budgets, measurer, names).
+#include <gtest/gtest.h>
+
+#include <Halide.h>
+#include <cmath>
+#include <random>
+
+#include "common/errors.h"
+#include "searcher/cost/analytic_model.h"
+#include "searcher/schedule_json.h"
+#include "searcher/search/mcts.h"
+#include "searcher/search/mcts_tree.h"
+#include "searcher/search/search_registry.h"
+#include "searcher/search_space.h"
+#include "tests/searcher/test_pipelines.h"
+#include "tests/searcher/search_fixtures.h"
+
+namespace protuner {
+namespace {
+
+using testing::graph_of;
+using testing::space_for_tests;
+
+// A synthetic landscape with one known optimum: the cost of a state is 1 plus the number
+// of its steps that differ from a target schedule's (per decided Func, position by
+// position). The target, and only it, costs exactly 1. Records every cost it returns
+// for complete states.
+class DistanceModel : public CostModel {
+ public:
+  explicit DistanceModel(ScheduleState target) : target_(std::move(target)) {}
+  std::vector<double> predict(const std::vector<const ScheduleState *> &batch) override {
+    std::vector<double> out;
+    for (const ScheduleState *s : batch) {
+      double cost = 1;
+      for (int f = 0; f < s->num_decided(); ++f) {
+        const std::vector<Step> a = steps_of(s->decision(f));
+        const std::vector<Step> b = steps_of(target_.decision(f));
+        for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+          if (i >= a.size() || i >= b.size() || !(a[i] == b[i])) cost += 1;
+        }
+      }
+      if (s->complete()) complete_costs.push_back(cost);
+      out.push_back(cost);
+    }
+    return out;
+  }
+  std::string name() const override { return "distance"; }
+  std::vector<double> complete_costs;
+
+ private:
+  ScheduleState target_;
+};
+
+ScheduleState random_complete(const std::shared_ptr<const PipelineGraph> &graph,
+                              const SearchSpace &space, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  ScheduleState s(graph);
+  EXPECT_TRUE(space.random_rollout(s, rng));
+  return s;
+}
+
+TEST(Ucb, InverseAverageMatchesHandComputedValues) {
+  // avg = 6/3 = 2; n = 10: (1/2) * (1 + 1 * sqrt(ln 10 / 3)) = 0.5 * 1.8760870 = 0.9380435
+  const ChildStats c{3, 6.0, 0};
+  EXPECT_NEAR(ucb_score(UcbFormula::kInverseAverage, 1.0, c, 10, 0), 0.9380435, 1e-6);
+  // Cp = 10: 0.5 * (1 + 10 * 0.8760870) = 4.8804348
+  EXPECT_NEAR(ucb_score(UcbFormula::kInverseAverage, 10.0, c, 10, 0), 4.8804348, 1e-6);
+}
+
+TEST(Ucb, Ucb1NormalizesRewardsByTheBestCost) {
+  // Costs 2 and 4, best 1: rewards 1/2 and 1/4, mean 0.375; n = 8, n_j = 2, Cp = 1/sqrt 2:
+  // 0.375 + 2 * 0.7071068 * sqrt(2 ln 8 / 2) = 0.375 + 1.4142136 * 1.4420232 = 2.4143340
+  const ChildStats c{2, 6.0, 0.5 + 0.25};
+  EXPECT_NEAR(ucb_score(UcbFormula::kUcb1Normalized, 1.0 / std::sqrt(2.0), c, 8, 1.0), 2.4143340,
+              1e-6);
+}
+
+TEST(Ucb, UnvisitedChildrenComeFirstAndCheaperChildrenScoreHigher) {
+  EXPECT_TRUE(std::isinf(ucb_score(UcbFormula::kInverseAverage, 1.0, {}, 5, 1.0)));
+  const ChildStats cheap{4, 4.0, 4.0}, dear{4, 8.0, 2.0};
+  for (UcbFormula f : {UcbFormula::kInverseAverage, UcbFormula::kUcb1Normalized}) {
+    EXPECT_GT(ucb_score(f, 1.0, cheap, 8, 1.0), ucb_score(f, 1.0, dear, 8, 1.0)) << to_string(f);
+  }
+  // Fewer visits, same average: more exploration bonus.
+  const ChildStats rare{1, 1.0, 1.0}, often{7, 7.0, 7.0};
+  EXPECT_GT(ucb_score(UcbFormula::kInverseAverage, 1.0, rare, 8, 1.0),
+            ucb_score(UcbFormula::kInverseAverage, 1.0, often, 8, 1.0));
+}
+
+TEST(MctsTree, BackUpKeepsVisitsAverageAndBest) {
+  const auto graph = graph_of(testing::blur_chain_pipeline());
+  const SearchSpace space = space_for_tests();
+  DistanceModel model(random_complete(graph, space, 3));
+  MctsTree tree(ScheduleState(graph), space, model, MctsTreeOptions{}, 11);
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(tree.iterate());
+  const std::vector<double> &costs = model.complete_costs;
+  ASSERT_FALSE(costs.empty());
+  double sum = 0;
+  for (double c : costs) sum += c;
+  // Every score is backed up through the root exactly once.
+  EXPECT_EQ(tree.root_stats().visits, static_cast<int64_t>(costs.size()));
+  EXPECT_NEAR(tree.root_stats().sum_cost, sum, 1e-9);
+  EXPECT_EQ(tree.best_cost(), *std::min_element(costs.begin(), costs.end()));
+  ASSERT_TRUE(tree.best_complete());
+  EXPECT_TRUE(tree.best_complete()->complete());
+  EXPECT_EQ(model.predict({tree.best_complete().get()})[0], tree.best_cost());
+}
+
+TEST(MctsTree, RootDecisionIsTheChildWithTheBestCost) {
+  const auto graph = graph_of(testing::blur_chain_pipeline());
+  const SearchSpace space = space_for_tests();
+  DistanceModel model(random_complete(graph, space, 5));
+  MctsTree tree(ScheduleState(graph), space, model, MctsTreeOptions{}, 2);
+  for (int i = 0; i < 300; ++i) tree.iterate();
+  const std::optional<MctsTree::Decision> d = tree.decide();
+  ASSERT_TRUE(d.has_value());
+  // The tree's best lies below one child: that child is the decision.
+  EXPECT_EQ(d->best_cost, tree.best_cost());
+  EXPECT_EQ(schedule_to_json(d->next_root),
+            schedule_to_json(ScheduleState(graph).with_step(d->step)));
+  // The best complete schedule starts with the decided step.
+  EXPECT_EQ(schedule_to_json(*d->best_complete), schedule_to_json(*tree.best_complete()));
+  // Advancing keeps the subtree: the best below the new root is still known.
+  tree.advance(d->step, d->next_root);
+  EXPECT_EQ(tree.best_cost(), d->best_cost);
+  EXPECT_GT(tree.stats().nodes, 1);
+}
+
+TEST(MctsTree, GreedySimulationReachesCompleteSchedules) {
+  const auto graph = graph_of(testing::bilateral_grid_pipeline());
+  const SearchSpace space = space_for_tests();
+  DistanceModel model(random_complete(graph, space, 9));
+  MctsTreeOptions options;
+  options.greedy_simulation = true;
+  MctsTree tree(ScheduleState(graph), space, model, options, 4);
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(tree.iterate());
+  EXPECT_GE(tree.stats().rollouts, 19);
+  // Greedy simulation scores sampled decisions along the way, not only complete states.
+  EXPECT_GT(tree.stats().evaluations, tree.stats().rollouts * 2);
+}
+
+TEST(MctsTree, StepsTakenCountsTheMdpDepth) {
+  const auto graph = graph_of(testing::blur_chain_pipeline());
+  const SearchSpace space = space_for_tests();
+  std::mt19937_64 rng(1);
+  ScheduleState s(graph);
+  int steps = 0;
+  while (!s.complete()) {
+    EXPECT_EQ(steps_taken(s), steps);
+    s.take_step(*space.random_child(s, rng));
+    ++steps;
+  }
+  EXPECT_EQ(steps_taken(s), steps);
+}
+
+SearchContext context_for(const std::shared_ptr<const PipelineGraph> &graph,
+                          const SearchSpace &space, const ScheduleState &target, int threads) {
+  SearchContext ctx;
+  ctx.graph = graph;
+  ctx.space = &space;
+  ctx.cost_model = [target] { return std::make_unique<DistanceModel>(target); };
+  ctx.seed = 42;
+  ctx.threads = threads;
+  return ctx;
+}
+
+// A small space: two 2-D Funcs, a few steps with tens of children each.
+Halide::Pipeline small_pipeline() {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func f("f"), g("g");
+  f(x, y) = in(clamp(x, 0, 511), clamp(y, 0, 511)) * 2.0f;
+  g(x, y) = f(x, y) + f(x + 1, y + 1);
+  in.set_estimates({{0, 512}, {0, 512}});
+  g.set_estimates({{0, 512}, {0, 512}});
+  return Pipeline(g);
+}
+
+TEST(MctsSearch, FindsTheKnownOptimumOfASyntheticLandscape) {
+  const auto graph = graph_of(small_pipeline());
+  const SearchSpace space = space_for_tests();
+  const ScheduleState target = random_complete(graph, space, 17);
+  MctsOptions options;
+  options.trees = 4;
+  MctsSearch search(options, "test");
+  SearchBudget budget;
+  budget.iterations = 300;
+  const SearchResult r = search.run(context_for(graph, space, target, 2), budget);
+  ASSERT_TRUE(r.best.complete());
+  EXPECT_EQ(r.best_cost, 1.0);
+  EXPECT_EQ(schedule_to_json(r.best), schedule_to_json(target));
+  EXPECT_FALSE(r.trace.empty());
+  EXPECT_GT(r.rollouts, 0);
+}
+
+TEST(MctsSearch, IterationBudgetsAndASeedMakeARunDeterministic) {
+  const auto graph = graph_of(testing::bilateral_grid_pipeline());
+  const SearchSpace space = space_for_tests();
+  const ScheduleState target = random_complete(graph, space, 23);
+  MctsOptions options;
+  options.trees = 3;
+  SearchBudget budget;
+  budget.iterations = 20;
+  std::string first;
+  for (int run = 0; run < 2; ++run) {
+    MctsSearch search(options, "test");
+    // Different thread counts too: trees are independent, so the schedule must not change.
+    const SearchResult r = search.run(context_for(graph, space, target, run + 1), budget);
+    const std::string json = schedule_to_json(r.best);
+    if (run == 0) first = json;
+    EXPECT_EQ(json, first);
+  }
+}
+
+TEST(MctsSearch, ADeadlineInThePastStillGivesACompleteSchedule) {
+  const auto graph = graph_of(testing::bilateral_grid_pipeline());
+  const SearchSpace space = space_for_tests();
+  SearchContext ctx;
+  ctx.graph = graph;
+  ctx.space = &space;
+  ctx.cost_model = [graph] { return std::make_unique<AnalyticModel>(graph); };
+  SearchBudget budget;
+  budget.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  const SearchResult r = make_search("mcts_1s")->run(ctx, budget);
+  EXPECT_TRUE(r.best.complete());
+  EXPECT_GT(r.best_cost, 0);
+}
+
+TEST(MctsSearch, ATimeBudgetIsKeptOnARealCostModel) {
+  const auto graph = graph_of(testing::bilateral_grid_pipeline());
+  const SearchSpace space = space_for_tests();
+  SearchContext ctx;
+  ctx.graph = graph;
+  ctx.space = &space;
+  ctx.cost_model = [graph] { return std::make_unique<AnalyticModel>(graph); };
+  int progress_calls = 0;
+  ctx.on_progress = [&](const SearchProgress &p) {
+    ++progress_calls;
+    EXPECT_GT(p.best_cost, 0);
+  };
+  SearchBudget budget;
+  const auto start = std::chrono::steady_clock::now();
+  budget.deadline = start + std::chrono::seconds(3);
+  const SearchResult r = make_search("mcts_0.5s")->run(ctx, budget);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(r.best.complete());
+  EXPECT_LT(seconds, 6.0);  // generous: the machine is shared; the slice logic is the point
+  EXPECT_GT(progress_calls, 0);
+  EXPECT_GT(r.rollouts, 16);
+  // The result is the best the search saw, so no trace point beats it.
+  for (const TracePoint &t : r.trace) EXPECT_GE(t.cost, r.best_cost);
+}
+
+TEST(MctsSearch, CostPlusRealNeedsAMeasurerAndBudgetsNeedALimit) {
+  const auto graph = graph_of(testing::blur_chain_pipeline());
+  const SearchSpace space = space_for_tests();
+  SearchContext ctx = context_for(graph, space, random_complete(graph, space, 1), 1);
+  SearchBudget budget;
+  budget.iterations = 1;
+  EXPECT_THROW(make_search("mcts_cost+real_1s")->run(ctx, budget), std::invalid_argument);
+  EXPECT_THROW(make_search("mcts_1s")->run(ctx, SearchBudget{}), std::invalid_argument);
+  EXPECT_TRUE(make_search("mcts_cost+real_1s")->needs_measurer());
+  EXPECT_FALSE(make_search("mcts_30s")->needs_measurer());
+}
+
+// Measures by the distance model too, but ranks one proposal's schedule fastest: cost+real
+// must follow the measurement, not the prediction.
+class FakeMeasurer : public CandidateMeasurer {
+ public:
+  std::vector<std::optional<double>> measure(
+      const std::vector<const ScheduleState *> &batch) override {
+    std::vector<std::optional<double>> out;
+    for (const ScheduleState *s : batch) {
+      ++count_;
+      EXPECT_TRUE(s->complete());
+      // JSON whose length is a multiple of 7 fails to "compile"; the rest run in a time
+      // derived from the text.
+      const std::string json = schedule_to_json(*s);
+      if (json.size() % 7 == 0) {
+        out.push_back(std::nullopt);
+      } else {
+        out.push_back(1e-3 * static_cast<double>(std::hash<std::string>()(json) % 1000 + 1));
+      }
+    }
+    return out;
+  }
+  int64_t measurements() const override { return count_; }
+
+ private:
+  int64_t count_ = 0;
+};
+
+TEST(MctsSearch, CostPlusRealReturnsTheFastestMeasuredSchedule) {
+  const auto graph = graph_of(testing::blur_chain_pipeline());
+  const SearchSpace space = space_for_tests();
+  SearchContext ctx = context_for(graph, space, random_complete(graph, space, 2), 2);
+  FakeMeasurer measurer;
+  ctx.measurer = &measurer;
+  SearchBudget budget;
+  budget.iterations = 30;
+  const SearchResult r = make_search("mcts_cost+real_1s")->run(ctx, budget);
+  ASSERT_GT(measurer.measurements(), 0);
+  ASSERT_TRUE(r.best_measured_seconds.has_value());
+  // The result is the fastest of everything measured.
+  FakeMeasurer again;
+  const std::optional<double> t = again.measure({&r.best})[0];
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(*t, *r.best_measured_seconds);
+  for (const TracePoint &p : r.trace) {
+    ASSERT_TRUE(p.measured_seconds.has_value());
+    EXPECT_GE(*p.measured_seconds, *r.best_measured_seconds);
+  }
+  EXPECT_EQ(r.measurements, measurer.measurements());
+}
+
+TEST(SearchRegistry, NamesEveryTableOneConfigurationAndRefusesOthers) {
+  for (const char *name : {"mcts_30s", "mcts_10s", "mcts_1s", "mcts_0.5s", "mcts_Cp10_30s",
+                           "mcts_sqrt2_30s", "mcts_cost+real_30s", "mcts_cost+real_1s", "beam",
+                           "greedy", "random"}) {
+    EXPECT_EQ(make_search(name)->name(), name);
+  }
+  MctsOptions o;
+  ASSERT_TRUE(mcts_options_for("mcts_Cp10_30s", o));
+  EXPECT_EQ(o.cp, 10.0);
+  EXPECT_EQ(o.decision_seconds, 30.0);
+  ASSERT_TRUE(mcts_options_for("mcts_sqrt2_30s", o));
+  EXPECT_EQ(o.formula, UcbFormula::kUcb1Normalized);
+  EXPECT_NEAR(o.cp, 0.7071068, 1e-6);
+  EXPECT_EQ(o.trees, 16);
+  EXPECT_EQ(o.greedy_trees, 1);
+  try {
+    make_search("mcts_2s");
+    FAIL() << "an unknown name was accepted";
+  } catch (const ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find("mcts_2s"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("mcts_cost+real_1s"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace protuner
