@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "common/errors.h"
+#include "coordinator/measurement_recorder.h"
 #include "coordinator/text_table.h"
 #include "measurer/isolated_measurer.h"
 #include "searcher/schedule_json.h"
@@ -55,6 +56,7 @@ struct CompareRun {
   const CompareArgs &args;
   const TuneSettings &settings;
   IsolatedMeasurer &measurer;
+  MeasurementBackend &candidates;  // search candidates: the measurer, recorded
   MeasureSettings measure;
 };
 
@@ -73,7 +75,7 @@ Cell search_cell(CompareRun &run, const PreparedApp &app, const std::string &alg
                  double budget_seconds) {
   ProgressLine line(app.spec.name + " / " + algorithm,
                     run.settings.plain_progress_interval_seconds);
-  BackendCandidateMeasurer measurer(run.measurer, app.spec, "host", run.measure);
+  BackendCandidateMeasurer measurer(run.candidates, app.spec, "host", run.measure);
   const auto start = Clock::now();
   const SearchOutcome o =
       search_until(app, algorithm, run.args.apps.seed, start,
@@ -259,7 +261,8 @@ int run_compare(const CompareArgs &args, const TuneSettings &settings) {
   options.cache_dir = args.apps.cache_dir;
   options.use_result_cache = false;  // no method profits from another's measurements
   IsolatedMeasurer measurer(options);
-  CompareRun run{args, settings, measurer, settings.measure};
+  RecordingBackend recorder(measurer, dataset_path(args.apps));
+  CompareRun run{args, settings, measurer, recorder, settings.measure};
   run.measure.timing.samples = args.apps.samples;
   std::vector<std::string> columns = kFixedColumns;
   columns.insert(columns.end(), args.algorithms.begin(), args.algorithms.end());
@@ -267,11 +270,16 @@ int run_compare(const CompareArgs &args, const TuneSettings &settings) {
             << " methods each, on " << measurer.host().cpu_model << " (" << measurer.cpus().size()
             << " cpus)" << std::endl;
   std::vector<Row> rows;
-  for (const SuiteApp &app : apps) rows.push_back(compare_app(run, app));
+  for (const SuiteApp &app : apps) {
+    rows.push_back(compare_app(run, app));
+    // After every app, so an interrupted multi-hour run keeps what it measured.
+    write_outputs(rows, columns, args);
+  }
   std::cout << "\n";
   print_tables(rows, columns, std::cout);
-  write_outputs(rows, columns, args);
-  std::cout << "\nwritten: " << args.apps.out_dir << "/compare.json, compare.csv" << std::endl;
+  std::cout << "\nwritten: " << args.apps.out_dir << "/compare.json, compare.csv; "
+            << recorder.recorded() << " measured candidates recorded in " << recorder.path()
+            << std::endl;
   return 0;
 }
 

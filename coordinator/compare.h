@@ -5,7 +5,8 @@
 //   result), the expert schedule, Halide's default schedule, and each search algorithm
 //   named (default mcts_cost+real_1s, beam, greedy; search_until, tune.h).
 // It prints runtimes (ms, or the failure: "timeout", "oom", ...) and speedups over
-// Adams2019 with the geometric mean per column, and writes compare.json and compare.csv.
+// Adams2019 with the geometric mean per column, and writes compare.json and compare.csv
+// (rewritten after every app, so an interrupted run keeps what it measured).
 //
 // Why a subcommand and not a script over `protuner tune` / `protuner measure`: one
 // process keeps one measurer (same CPUs, same reference outputs, one at a time) for every

@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -18,6 +17,7 @@
 #include "common/errors.h"
 #include "common/host_target.h"
 #include "common/suite.h"
+#include "coordinator/measurement_recorder.h"
 #include "coordinator/text_table.h"
 #include "measurer/isolated_measurer.h"
 #include "searcher/pipeline_graph.h"
@@ -72,39 +72,6 @@ std::vector<std::string> draw_schedules(const DatasetApp &app, const DatasetBuil
   return schedules;
 }
 
-std::string host_class(const MeasureResult &result, const Halide::Target &target) {
-  using F = Halide::Target::Feature;
-  const char *simd = target.has_feature(F::AVX512)  ? "avx512"
-                     : target.has_feature(F::AVX2)  ? "avx2"
-                     : target.has_feature(F::SSE41) ? "sse4.1"
-                                                    : "no simd";
-  return result.host.cpu_model + " x" + std::to_string(result.cpus.size()) + ", " + simd +
-         ", smt " + result.host.smt;
-}
-
-double stddev(const std::vector<double> &v) {
-  if (v.size() < 2) return 0;
-  double mean = 0, sq = 0;
-  for (double x : v) mean += x / static_cast<double>(v.size());
-  for (double x : v) sq += (x - mean) * (x - mean);
-  return std::sqrt(sq / static_cast<double>(v.size() - 1));
-}
-
-DatasetSample make_sample(const DatasetApp &app, const std::string &schedule,
-                          const MeasureResult &result, const Halide::Target &target) {
-  DatasetSample s;
-  s.app = app.stored;
-  s.pipeline_id = app.pipeline_id;
-  s.schedule_json = schedule;
-  s.samples_ms = result.timing.samples_ms;
-  s.min_ms = result.timing.min_ms;
-  s.median_ms = result.timing.median_ms;
-  s.stddev_ms = stddev(result.timing.samples_ms);
-  s.host_class = host_class(result, target);
-  s.target = target.to_string();
-  return s;
-}
-
 // Everything one build needs, so the phases below take one argument.
 struct BuildContext {
   const DatasetBuildOptions &options;
@@ -128,7 +95,7 @@ void measure_schedule(BuildContext &ctx, const DatasetApp &app, const std::strin
   const MeasureResult result = ctx.measurer.measure(request);
   std::string outcome;
   if (result.ok()) {
-    ctx.writer.append(make_sample(app, schedule, result, ctx.target));
+    ctx.writer.append(sample_of(app.pipeline_id, app.stored, schedule, result, ctx.target));
     ctx.stored.emplace(app.pipeline_id, canonical_json(schedule));
     ++ctx.summary.stored;
     outcome = "ok " + format_fixed(result.timing.min_ms, 3) + " ms";

@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
 #include "common/errors.h"
 #include "coordinator/text_table.h"
+#include "searcher/cost/analytic_model.h"
 #include "searcher/cost/learned/dataset_loader.h"
 #include "searcher/cost/learned/trainer.h"
 
@@ -119,17 +121,44 @@ EvaluationReport leave_one_out(const LearnedNetwork &like,
   return evaluate_predictions(predicted, samples);
 }
 
+// The analytic model's predictions (it needs no weights): the baseline every learned
+// model must beat on the same samples.
+EvaluationReport evaluate_analytic(const std::vector<TrainingSample> &samples) {
+  const MachineModel machine;  // the one the loader featurized for
+  std::vector<double> predicted;
+  predicted.reserve(samples.size());
+  for (const TrainingSample &s : samples) {
+    double total = 0;
+    for (double c : analytic_stage_costs(s.features, machine)) total += c;
+    predicted.push_back(total);
+  }
+  return evaluate_predictions(predicted, samples);
+}
+
 int run_evaluate(const LearnedCommands::Args &a) {
-  const LearnedNetwork network = LearnedNetwork::load(a.weights);
+  const bool analytic = a.weights.empty();
+  if (analytic && a.model != "analytic") {
+    throw ConfigError("evaluate needs --weights FILE (a learned model) or --model analytic");
+  }
+  if (!analytic && a.model == "analytic") {
+    throw ConfigError("--model analytic takes no --weights: the analytic model has none");
+  }
+  if (analytic && a.leave_one_out) {
+    throw ConfigError("--leave-one-out-apps trains models; the analytic model is not trained");
+  }
+  std::optional<LearnedNetwork> network;
+  if (!analytic) network = LearnedNetwork::load(a.weights);
   const std::vector<TrainingSample> samples = load_data(a.data);
-  const EvaluationReport report =
-      a.leave_one_out ? leave_one_out(network, samples, a.trainer) : evaluate(network, samples);
-  const std::string mode = a.leave_one_out ? "leave-one-out-apps" : "weights";
+  const EvaluationReport report = analytic          ? evaluate_analytic(samples)
+                                  : a.leave_one_out ? leave_one_out(*network, samples, a.trainer)
+                                                    : evaluate(*network, samples);
+  const std::string mode = analytic ? "analytic" : a.leave_one_out ? "leave-one-out-apps" : "weights";
+  const std::string model = analytic ? "analytic" : model_kind_name(network->kind());
   if (a.json) {
     nlohmann::json apps = nlohmann::json::object();
     for (const auto &[app, m] : report.per_app) apps[app] = metrics_json(m);
-    std::cout << nlohmann::json{{"weights", a.weights},
-                                {"model", model_kind_name(network.kind())},
+    std::cout << nlohmann::json{{"weights", analytic ? nlohmann::json() : nlohmann::json(a.weights)},
+                                {"model", model},
                                 {"mode", mode},
                                 {"apps", apps},
                                 {"overall", metrics_json(report.overall)}}
@@ -137,7 +166,7 @@ int run_evaluate(const LearnedCommands::Args &a) {
               << "\n";
     return 0;
   }
-  std::cout << "protuner evaluate: " << model_kind_name(network.kind()) << " model " << a.weights
+  std::cout << "protuner evaluate: " << model << " model" << (analytic ? "" : " " + a.weights)
             << (a.leave_one_out ? ", each app predicted by a model trained without it" : "")
             << "\n\n";
   print_table(report, std::cout);
@@ -169,7 +198,9 @@ LearnedCommands::LearnedCommands(CLI::App &cli) : args_(std::make_unique<Args>()
   add_trainer_options(*train_, a.trainer);
 
   evaluate_ = cli.add_subcommand("evaluate", "evaluate a learned cost model on measured schedules");
-  evaluate_->add_option("--weights", a.weights, "weights file (protuner train --out)")->required();
+  evaluate_->add_option("--weights", a.weights, "weights file of a learned model (protuner train --out)");
+  evaluate_->add_option("--model", a.model, "analytic: evaluate the analytic model (no weights)")
+      ->check(CLI::IsMember({"analytic"}));
   evaluate_->add_option("--data", a.data, "dataset files (JSON Lines), comma-separated")
       ->required()
       ->delimiter(',');

@@ -18,6 +18,7 @@
 #include "common/errors.h"
 #include "common/host_target.h"
 #include "common/suite.h"
+#include "coordinator/measurement_recorder.h"
 #include "coordinator/text_table.h"
 #include "measurer/isolated_measurer.h"
 #include "searcher/apply_schedule.h"
@@ -42,7 +43,8 @@ struct TuneRun {
   const TuneArgs &args;
   const TuneSettings &settings;
   std::string algorithm;
-  IsolatedMeasurer &measurer;
+  IsolatedMeasurer &measurer;  // baselines
+  MeasurementBackend &candidates;  // search candidates: the measurer, recorded
   MeasureSettings measure;  // settings.measure with the requested samples
 };
 
@@ -184,7 +186,7 @@ AppReport tune_app(const SuiteApp &app, TuneRun &run) {
   rep.default_result = measure_baseline(run, app.spec, ScheduleKind::kDefault);
   rep.expert_result = measure_baseline(run, app.spec, ScheduleKind::kExpert);
 
-  BackendCandidateMeasurer measurer(run.measurer, app.spec, "host", run.measure);
+  BackendCandidateMeasurer measurer(run.candidates, app.spec, "host", run.measure);
   const double budget_seconds = app.budget_minutes * 60;
   const Clock::time_point start = Clock::now();
   rep.outcome =
@@ -474,6 +476,21 @@ void add_tune_options(CLI::App *cmd, TuneArgs &a, TuneCommand which) {
   cmd->add_option("--cpus", a.cpus, "CPUs to measure on, e.g. 0,1")->delimiter(',');
   cmd->add_option("--cache-dir", a.cache_dir,
                   "reference outputs and cached results (default ~/.cache/protuner)");
+  cmd->add_option("--dataset", a.dataset,
+                  "append every measured candidate to this dataset file, training data for "
+                  "`protuner train` (default: <out>/measurements.jsonl)");
+}
+
+std::string dataset_path(const TuneArgs &args) {
+  const std::filesystem::path path =
+      args.dataset.empty() ? std::filesystem::path(args.out_dir) / "measurements.jsonl"
+                           : std::filesystem::path(args.dataset);
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) {
+    throw IoError("cannot create the folder of dataset '" + path.string() + "': " + ec.message());
+  }
+  return path.string();
 }
 
 int run_tune(const TuneArgs &args, const TuneSettings &settings) {
@@ -484,12 +501,14 @@ int run_tune(const TuneArgs &args, const TuneSettings &settings) {
   options.cpus = args.cpus;
   options.cache_dir = args.cache_dir;
   IsolatedMeasurer measurer(options);
-  TuneRun run{args, settings, algorithm, measurer, settings.measure};
+  RecordingBackend recorder(measurer, dataset_path(args));
+  TuneRun run{args, settings, algorithm, measurer, recorder, settings.measure};
   run.measure.timing.samples = args.samples;
   const HostFacts &host = measurer.host();
   std::cout << "protuner tune: " << apps.size() << " app(s), algorithm " << algorithm << ", on "
             << host.cpu_model << " (" << measurer.cpus().size() << " cpus, SMT " << host.smt
-            << "), results in " << args.out_dir << "/" << std::endl;
+            << "), results in " << args.out_dir << "/, measurements recorded in "
+            << recorder.path() << std::endl;
   std::vector<AppReport> reports;
   for (const SuiteApp &app : apps) reports.push_back(tune_app(app, run));
   std::cout << "\n";

@@ -71,6 +71,9 @@ struct TuneArgs {
   int samples = TimingSettings{}.samples;  // timed samples per measurement
   std::string cache_dir;                   // empty: the measurer's default
   std::vector<int> cpus;                   // empty: this process's CPUs
+  // Every successful candidate measurement is appended here as a training sample
+  // (coordinator/measurement_recorder.h); empty: <out_dir>/measurements.jsonl.
+  std::string dataset;
 };
 
 // Which command the options are for: `tune`; `local` (a required suite file, no single
@@ -88,6 +91,10 @@ std::vector<SuiteApp> apps_to_tune(const TuneArgs &args);
 int run_tune(const TuneArgs &args, const TuneSettings &settings = {});
 
 // --- Pieces shared with `protuner compare` ---
+
+// The dataset file the run records its measurements in (TuneArgs::dataset), its folder
+// created. Throws IoError when the folder cannot be created.
+std::string dataset_path(const TuneArgs &args);
 
 // One app ready to search on this machine: its generator instantiated for the host
 // target (kept alive: the graph refers to its pipeline), the graph, the space.

@@ -2,6 +2,9 @@
 
 #include <Halide.h>
 
+#include <cmath>
+#include <cstring>
+
 namespace protuner {
 
 namespace HI = Halide::Internal;
@@ -25,12 +28,17 @@ class BoundExprCompiler : public HI::IRVisitor {
     node->b.accept(this);
     emit(op);
   }
+  // The integer op, or its double twin when the operands are floats.
+  template <typename T>
+  void arithmetic(const T *node, BoundExpr::Op int_op, BoundExpr::Op float_op) {
+    binary(node, node->a.type().is_float() ? float_op : int_op);
+  }
 
   void visit(const HI::IntImm *op) override { emit(BoundExpr::Op::kConst, op->value); }
   void visit(const HI::UIntImm *op) override {
     emit(BoundExpr::Op::kConst, static_cast<int64_t>(op->value));
   }
-  void visit(const HI::FloatImm *) override { ok = false; }
+  void visit(const HI::FloatImm *op) override { emit(BoundExpr::Op::kConst, to_bits(op->value)); }
   void visit(const HI::StringImm *) override { ok = false; }
   void visit(const HI::Variable *op) override {
     auto it = slots_.find(op->name);
@@ -42,35 +50,44 @@ class BoundExprCompiler : public HI::IRVisitor {
   }
   void visit(const HI::Cast *op) override {
     // Bounds are integers in range of their type; a cast between integer types is the
-    // identity on them. A cast from float is not modelled.
-    if (!op->type.is_int_or_uint() || !op->value.type().is_int_or_uint()) {
+    // identity on them, as is one between float types (both are doubles here).
+    const Halide::Type from = op->value.type(), to = op->type;
+    if (!(from.is_int_or_uint() || from.is_float()) || !(to.is_int_or_uint() || to.is_float())) {
       ok = false;
       return;
     }
     op->value.accept(this);
+    if (from.is_float() && to.is_int_or_uint()) emit(BoundExpr::Op::kTruncate);
+    if (from.is_int_or_uint() && to.is_float()) emit(BoundExpr::Op::kToFloat);
   }
-  void visit(const HI::Add *op) override { binary(op, BoundExpr::Op::kAdd); }
-  void visit(const HI::Sub *op) override { binary(op, BoundExpr::Op::kSub); }
-  void visit(const HI::Mul *op) override { binary(op, BoundExpr::Op::kMul); }
-  void visit(const HI::Div *op) override { binary(op, BoundExpr::Op::kDiv); }
-  void visit(const HI::Mod *op) override { binary(op, BoundExpr::Op::kMod); }
-  void visit(const HI::Min *op) override { binary(op, BoundExpr::Op::kMin); }
-  void visit(const HI::Max *op) override { binary(op, BoundExpr::Op::kMax); }
-  void visit(const HI::LT *op) override { binary(op, BoundExpr::Op::kLt); }
-  void visit(const HI::LE *op) override { binary(op, BoundExpr::Op::kLe); }
-  void visit(const HI::EQ *op) override { binary(op, BoundExpr::Op::kEq); }
-  void visit(const HI::NE *op) override { binary(op, BoundExpr::Op::kNe); }
+  void visit(const HI::Add *op) override { arithmetic(op, BoundExpr::Op::kAdd, BoundExpr::Op::kFAdd); }
+  void visit(const HI::Sub *op) override { arithmetic(op, BoundExpr::Op::kSub, BoundExpr::Op::kFSub); }
+  void visit(const HI::Mul *op) override { arithmetic(op, BoundExpr::Op::kMul, BoundExpr::Op::kFMul); }
+  void visit(const HI::Div *op) override { arithmetic(op, BoundExpr::Op::kDiv, BoundExpr::Op::kFDiv); }
+  void visit(const HI::Mod *op) override {
+    if (op->type.is_float()) {
+      ok = false;
+      return;
+    }
+    binary(op, BoundExpr::Op::kMod);
+  }
+  void visit(const HI::Min *op) override { arithmetic(op, BoundExpr::Op::kMin, BoundExpr::Op::kFMin); }
+  void visit(const HI::Max *op) override { arithmetic(op, BoundExpr::Op::kMax, BoundExpr::Op::kFMax); }
+  void visit(const HI::LT *op) override { arithmetic(op, BoundExpr::Op::kLt, BoundExpr::Op::kFLt); }
+  void visit(const HI::LE *op) override { arithmetic(op, BoundExpr::Op::kLe, BoundExpr::Op::kFLe); }
+  void visit(const HI::EQ *op) override { arithmetic(op, BoundExpr::Op::kEq, BoundExpr::Op::kFEq); }
+  void visit(const HI::NE *op) override { arithmetic(op, BoundExpr::Op::kNe, BoundExpr::Op::kFNe); }
   void visit(const HI::And *op) override { binary(op, BoundExpr::Op::kAnd); }
   void visit(const HI::Or *op) override { binary(op, BoundExpr::Op::kOr); }
   void visit(const HI::GT *op) override {
     op->b.accept(this);
     op->a.accept(this);
-    emit(BoundExpr::Op::kLt);
+    emit(op->a.type().is_float() ? BoundExpr::Op::kFLt : BoundExpr::Op::kLt);
   }
   void visit(const HI::GE *op) override {
     op->b.accept(this);
     op->a.accept(this);
-    emit(BoundExpr::Op::kLe);
+    emit(op->a.type().is_float() ? BoundExpr::Op::kFLe : BoundExpr::Op::kLe);
   }
   void visit(const HI::Not *op) override {
     op->a.accept(this);
@@ -82,13 +99,32 @@ class BoundExprCompiler : public HI::IRVisitor {
     op->false_value.accept(this);
     emit(BoundExpr::Op::kSelect);
   }
-  void visit(const HI::Call *) override { ok = false; }
+  // floor, ceil and round of a float (what float index arithmetic uses); no other call.
+  void visit(const HI::Call *op) override {
+    static const std::map<std::string, BoundExpr::Op> kRounding = {
+        {"floor_f32", BoundExpr::Op::kFloor}, {"floor_f64", BoundExpr::Op::kFloor},
+        {"ceil_f32", BoundExpr::Op::kCeil},   {"ceil_f64", BoundExpr::Op::kCeil},
+        {"round_f32", BoundExpr::Op::kRound}, {"round_f64", BoundExpr::Op::kRound}};
+    const auto it = kRounding.find(op->name);
+    if (it == kRounding.end() || op->args.size() != 1 || !op->is_pure()) {
+      ok = false;
+      return;
+    }
+    op->args[0].accept(this);
+    emit(it->second);
+  }
   void visit(const HI::Let *) override { ok = false; }  // bounds are simplified first
   void visit(const HI::Load *) override { ok = false; }
   void visit(const HI::Ramp *) override { ok = false; }
   void visit(const HI::Broadcast *) override { ok = false; }
   void visit(const HI::Shuffle *) override { ok = false; }
   void visit(const HI::VectorReduce *) override { ok = false; }
+
+  static int64_t to_bits(double v) {
+    int64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return bits;
+  }
 
   const std::map<std::string, int> &slots_;
   BoundExpr &out_;
@@ -104,6 +140,16 @@ std::optional<BoundExpr> BoundExpr::compile(const Halide::Expr &e,
   return out;
 }
 
+namespace {
+
+bool is_unary(BoundExpr::Op op) {
+  using Op = BoundExpr::Op;
+  return op == Op::kNot || op == Op::kToFloat || op == Op::kTruncate || op == Op::kFloor ||
+         op == Op::kCeil || op == Op::kRound;
+}
+
+}  // namespace
+
 size_t BoundExpr::max_stack_depth() const {
   size_t depth = 0, deepest = 0;
   for (const Instr &i : code_) {
@@ -111,7 +157,7 @@ size_t BoundExpr::max_stack_depth() const {
       ++depth;
     else if (i.op == Op::kSelect)
       depth -= 2;
-    else if (i.op != Op::kNot)
+    else if (!is_unary(i.op))
       depth -= 1;
     deepest = std::max(deepest, depth);
   }
@@ -119,6 +165,25 @@ size_t BoundExpr::max_stack_depth() const {
 }
 
 namespace {
+
+double as_double(int64_t bits) {
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+int64_t as_bits(double v) {
+  int64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+// A double that does not fit an int64 (or NaN) has no meaningful index: 0, as an
+// unknown bound would be clamped anyway.
+int64_t truncate(double v) {
+  if (!(std::abs(v) < 9.2e18)) return 0;
+  return static_cast<int64_t>(v);
+}
 
 int64_t floor_div(int64_t a, int64_t b) {
   if (b == 0) return 0;  // Halide defines x / 0 == 0
@@ -150,6 +215,21 @@ int64_t BoundExpr::eval(const int64_t *slot_values) const {
         break;
       case Op::kNot:
         stack[sp - 1] = !stack[sp - 1];
+        break;
+      case Op::kToFloat:
+        stack[sp - 1] = as_bits(static_cast<double>(stack[sp - 1]));
+        break;
+      case Op::kTruncate:
+        stack[sp - 1] = truncate(as_double(stack[sp - 1]));
+        break;
+      case Op::kFloor:
+        stack[sp - 1] = as_bits(std::floor(as_double(stack[sp - 1])));
+        break;
+      case Op::kCeil:
+        stack[sp - 1] = as_bits(std::ceil(as_double(stack[sp - 1])));
+        break;
+      case Op::kRound:
+        stack[sp - 1] = as_bits(std::nearbyint(as_double(stack[sp - 1])));
         break;
       case Op::kSelect: {
         const int64_t f = stack[--sp], t = stack[--sp], c = stack[--sp];
@@ -198,6 +278,36 @@ int64_t BoundExpr::eval(const int64_t *slot_values) const {
             break;
           case Op::kOr:
             r = a || b;
+            break;
+          case Op::kFAdd:
+            r = as_bits(as_double(a) + as_double(b));
+            break;
+          case Op::kFSub:
+            r = as_bits(as_double(a) - as_double(b));
+            break;
+          case Op::kFMul:
+            r = as_bits(as_double(a) * as_double(b));
+            break;
+          case Op::kFDiv:
+            r = as_bits(as_double(a) / as_double(b));
+            break;
+          case Op::kFMin:
+            r = as_bits(std::min(as_double(a), as_double(b)));
+            break;
+          case Op::kFMax:
+            r = as_bits(std::max(as_double(a), as_double(b)));
+            break;
+          case Op::kFLt:
+            r = as_double(a) < as_double(b);
+            break;
+          case Op::kFLe:
+            r = as_double(a) <= as_double(b);
+            break;
+          case Op::kFEq:
+            r = as_double(a) == as_double(b);
+            break;
+          case Op::kFNe:
+            r = as_double(a) != as_double(b);
             break;
           default:
             break;

@@ -20,8 +20,11 @@ class BoundExpr {
  public:
   // Compiles `e`, in which every free variable must be a key of `slots` (it then reads
   // slot `slots[name]` at evaluation). Returns nullopt when `e` uses anything this evaluator
-  // does not model (a call, a float, an unknown variable, infinity): the caller then treats
-  // the bound as unknown.
+  // does not model (a call other than floor, ceil, round, an unknown variable, infinity):
+  // the caller then treats the bound as unknown. Float arithmetic inside an integer bound
+  // (an index computed as cast<int>(floor((x + 0.5f) / 8))) is evaluated in double
+  // precision, which may differ from Halide's float32 by one at an exact rounding edge:
+  // close enough for a cost model's footprints, which never size real allocations.
   static std::optional<BoundExpr> compile(const Halide::Expr &e,
                                           const std::map<std::string, int> &slots);
 
@@ -48,11 +51,27 @@ class BoundExpr {
     kAnd,
     kOr,
     kNot,
-    kSelect
+    kSelect,
+    // On doubles, held in the same stack as the bits of a double (std::bit_cast).
+    kToFloat,   // int64 -> double
+    kTruncate,  // double -> int64, toward zero like Halide's cast
+    kFAdd,
+    kFSub,
+    kFMul,
+    kFDiv,
+    kFMin,
+    kFMax,
+    kFLt,  // double, double -> int64 0 or 1
+    kFLe,
+    kFEq,
+    kFNe,
+    kFloor,  // double -> double
+    kCeil,
+    kRound,  // to nearest, ties to even, like Halide's round
   };
   struct Instr {
     Op op;
-    int64_t value;  // kConst: the constant; kSlot: the slot index
+    int64_t value;  // kConst: the constant (a double's bits for a float); kSlot: the slot
   };
 
  private:

@@ -138,7 +138,8 @@ bool reads_at_clamped_index(const Expr &e) {
 
 StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition &def,
                         const std::map<std::string, HI::Function> &env,
-                        const std::map<std::string, Expr> &bindings) {
+                        const std::map<std::string, Expr> &bindings,
+                        const HI::FuncValueBounds &value_bounds) {
   StageNode stage;
   stage.index = index;
   const std::string who = "stage " + std::to_string(index) + " of '" + fn.name() + "'";
@@ -166,7 +167,7 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
   if (def.predicate().defined()) exprs.push_back(def.predicate());
   std::map<std::string, HI::Box> required;
   for (const Expr &e : exprs) {
-    for (const auto &[name, box] : HI::boxes_required(e, s.scope)) {
+    for (const auto &[name, box] : HI::boxes_required(e, s.scope, value_bounds)) {
       if (name == fn.name()) continue;
       if (!env.count(name)) {  // an input buffer
         stage.unsafe_to_slide = true;
@@ -185,7 +186,9 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
   for (const Expr &e : exprs) stage.unsafe_to_slide = stage.unsafe_to_slide || reads_at_clamped_index(e);
   if (index > 0) {
     HI::Box written;
-    for (const Expr &arg : def.args()) written.push_back(HI::bounds_of_expr_in_scope(arg, s.scope));
+    for (const Expr &arg : def.args()) {
+      written.push_back(HI::bounds_of_expr_in_scope(arg, s.scope, value_bounds));
+    }
     stage.writes.push_back(compile_box(fn.name(), written, s, bindings));
   }
   stage.ops = histogram_of_stage(def, index > 0, stage.loop_vars, stage.num_pure, fn.name());
@@ -194,7 +197,8 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
 
 FuncNode analyze_func(const HI::Function &fn, const std::vector<HI::Function> &outputs,
                       const std::map<std::string, HI::Function> &env,
-                      const std::map<std::string, Expr> &bindings) {
+                      const std::map<std::string, Expr> &bindings,
+                      const HI::FuncValueBounds &value_bounds) {
   FuncNode node;
   node.name = fn.name();
   node.dimensions = fn.dimensions();
@@ -202,10 +206,10 @@ FuncNode analyze_func(const HI::Function &fn, const std::vector<HI::Function> &o
   node.is_output = std::any_of(outputs.begin(), outputs.end(),
                                [&](const HI::Function &o) { return o.name() == fn.name(); });
   for (const Halide::Type &t : fn.output_types()) node.value_types.push_back(type_name(t));
-  node.stages.push_back(analyze_stage(fn, 0, fn.definition(), env, bindings));
+  node.stages.push_back(analyze_stage(fn, 0, fn.definition(), env, bindings, value_bounds));
   for (size_t u = 0; u < fn.updates().size(); ++u) {
-    node.stages.push_back(
-        analyze_stage(fn, static_cast<int>(u + 1), fn.updates()[u], env, bindings));
+    node.stages.push_back(analyze_stage(fn, static_cast<int>(u + 1), fn.updates()[u], env,
+                                        bindings, value_bounds));
   }
   return node;
 }
@@ -346,9 +350,18 @@ PipelineGraph analyze_pipeline(Halide::Pipeline &pipeline) {
   const std::map<std::string, HI::Function> env = HI::build_environment(outputs);
   const std::map<std::string, Expr> bindings = estimate_bindings(outputs);
 
+  const std::vector<HI::Function> funcs = protuner_func_order::funcs_in_order(outputs);
+  // The range of each Func's values, as Halide's own bounds inference uses it: an index
+  // computed from data (bilateral_grid's intensity bin, a LUT lookup) is bounded by the
+  // clamp in the Func that computes it, not unknown. Halide wants producers first.
+  std::vector<std::string> realization_order;
+  for (auto it = funcs.rbegin(); it != funcs.rend(); ++it) realization_order.push_back(it->name());
+  const HI::FuncValueBounds value_bounds =
+      HI::compute_function_value_bounds(realization_order, env);
+
   PipelineGraph graph;
-  for (const HI::Function &fn : protuner_func_order::funcs_in_order(outputs)) {
-    graph.funcs.push_back(analyze_func(fn, outputs, env, bindings));
+  for (const HI::Function &fn : funcs) {
+    graph.funcs.push_back(analyze_func(fn, outputs, env, bindings, value_bounds));
   }
   for (size_t i = 0; i < graph.funcs.size(); ++i) {
     for (const StageNode &s : graph.funcs[i].stages) {

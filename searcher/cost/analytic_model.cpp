@@ -9,11 +9,11 @@ AnalyticModel::AnalyticModel(std::shared_ptr<const PipelineGraph> graph, Machine
                              AnalyticModelOptions options)
     : featurizer_(std::move(graph), machine), options_(options) {}
 
-double AnalyticModel::stage_cost(const StageFeatures &s) const {
+namespace {
+
+double stage_cost(const StageFeatures &s, const MachineModel &m, const AnalyticModelOptions &o) {
   using F = ScheduledFeature;
   if (s[F::decided] == 0 || s[F::inlined] != 0) return 0;
-  const MachineModel &m = featurizer_.machine();
-  const AnalyticModelOptions &o = options_;
 
   // Compute: arithmetic, loads and loop overhead, in core cycles.
   const double total = s[F::points_total];
@@ -53,11 +53,19 @@ double AnalyticModel::stage_cost(const StageFeatures &s) const {
   return seconds;
 }
 
-std::vector<double> AnalyticModel::stage_costs(const PipelineFeatures &features) const {
+}  // namespace
+
+std::vector<double> analytic_stage_costs(const PipelineFeatures &features,
+                                         const MachineModel &machine,
+                                         const AnalyticModelOptions &options) {
   std::vector<double> out;
   out.reserve(features.stages.size());
-  for (const StageFeatures &s : features.stages) out.push_back(stage_cost(s));
+  for (const StageFeatures &s : features.stages) out.push_back(stage_cost(s, machine, options));
   return out;
+}
+
+std::vector<double> AnalyticModel::stage_costs(const PipelineFeatures &features) const {
+  return analytic_stage_costs(features, featurizer_.machine(), options_);
 }
 
 std::vector<double> AnalyticModel::predict(const std::vector<const ScheduleState *> &batch) {

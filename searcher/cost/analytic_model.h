@@ -38,6 +38,12 @@ struct AnalyticModelOptions {
   double page_fault_seconds_per_byte = 0.25e-6 / 4096;
 };
 
+// Seconds per stage node of already featurized schedules (`features` computed for
+// `machine`): what AnalyticModel predicts, for evaluating the model on a dataset.
+std::vector<double> analytic_stage_costs(const PipelineFeatures &features,
+                                         const MachineModel &machine,
+                                         const AnalyticModelOptions &options = {});
+
 class AnalyticModel : public CostModel {
  public:
   AnalyticModel(std::shared_ptr<const PipelineGraph> graph, MachineModel machine = {},
@@ -51,8 +57,6 @@ class AnalyticModel : public CostModel {
   const Featurizer &featurizer() const { return featurizer_; }
 
  private:
-  double stage_cost(const StageFeatures &s) const;
-
   Featurizer featurizer_;
   FeatureCache cache_;
   AnalyticModelOptions options_;

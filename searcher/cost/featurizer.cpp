@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 
 namespace protuner {
@@ -28,19 +29,15 @@ int value_bytes(const FuncNode &f) {
   return std::max(bytes, 1);
 }
 
-// A memory read after inlining, with the producer resolved to a graph index (-1: an input).
-struct Read {
-  int producer = -1;
-  const Access *access = nullptr;  // the stage's own access, when not composed
-  Access composed;                 // through inlined Funcs
-  const Access &get() const { return access ? *access : composed; }
-};
-
-// Reads of one producer with one index shape: the call sites differ only by constant
-// offsets, so their footprints overlap (a stencil's taps).
+// Reads of one producer with one index shape after inlining: the call sites differ only
+// by constant offsets, so their footprints overlap (a stencil's taps). Inlining composes
+// whole groups, never single reads: a chain of inlined stencils multiplies the taps, not
+// the groups, and featurizing a random schedule must stay cheap (issue 6's throughput).
 struct ReadGroup {
-  const Access *shape;
-  int bytes;
+  int producer = -1;  // graph index, -1 for an input buffer
+  Access shape;       // index coefficients over the stage's loop variables; offsets unused
+  int bytes = 0;      // of the group's first read
+  double reads = 0;   // call sites in the group
   std::vector<double> min_offset, max_offset;
   std::vector<double> whole;  // per dimension: the extent a gathered index may reach (0: unknown)
 };
@@ -60,7 +57,7 @@ Traffic traffic_of(const std::vector<ReadGroup> &groups, const Region &box, int 
   Traffic t;
   const double loop_points = box_points(box);
   for (const ReadGroup &g : groups) {
-    const Access &a = *g.shape;
+    const Access &a = g.shape;
     double points = 1, e0 = 1;
     bool gathered0 = false;
     for (size_t d = 0; d < a.coefficients.size(); ++d) {
@@ -172,25 +169,59 @@ bool is_inlined(const ScheduleState &state, int f) {
   return f < state.num_decided() && state.decision(f).placement == Placement::kInline;
 }
 
-// Reads of a stage after folding in every inlined producer, with the histogram and the
+// Reads of a stage after folding in every inlined producer, with the arithmetic and the
 // number of inlined calls that folding adds (per point of the stage).
 struct Folded {
-  std::vector<Read> reads;
-  OpHistogram ops;
+  std::vector<ReadGroup> groups;  // in order of first read
+  double arithmetic = 0;
   double inlined_calls = 0;
+  double reads = 0, gathers = 0;  // call sites left after inlining, and the gathered ones
 };
 
-// Index coefficients of `inner` (a read inside inlined Func p, over p's loop variables)
-// composed with `call` (the consumer's call of p, over the consumer's loop variables).
-Access compose(const Access &inner, const Access &call, const StageNode &p_stage, int num_pure) {
-  Access out = inner;
+// Adds `group` to `groups`: merged into the group of the same producer and shape, whose
+// first read keeps deciding the byte count, else appended.
+void add_group(std::vector<ReadGroup> &groups, ReadGroup &&group) {
+  for (ReadGroup &g : groups) {
+    if (g.producer != group.producer || g.shape.coefficients != group.shape.coefficients ||
+        g.shape.affine != group.shape.affine || g.shape.producer != group.shape.producer) {
+      continue;
+    }
+    g.reads += group.reads;
+    for (size_t d = 0; d < g.min_offset.size(); ++d) {
+      g.min_offset[d] = std::min(g.min_offset[d], group.min_offset[d]);
+      g.max_offset[d] = std::max(g.max_offset[d], group.max_offset[d]);
+    }
+    return;
+  }
+  groups.push_back(std::move(group));
+}
+
+// `inner` (reads inside inlined Func p, over p's loop variables) seen through `call` (the
+// consumer's call of p, over the consumer's loop variables): index coefficients compose,
+// and every offset of the group moves by what the call's offsets contribute.
+ReadGroup compose(const ReadGroup &inner, const Access &call, const StageNode &p_stage,
+                  int num_pure) {
+  ReadGroup out;
+  out.producer = inner.producer;
+  out.bytes = inner.bytes;
+  out.reads = inner.reads;
+  out.whole = inner.whole;
+  out.shape.producer = inner.shape.producer;
+  out.shape.is_input = inner.shape.is_input;
+  out.shape.is_self = inner.shape.is_self;
+  out.shape.type = inner.shape.type;
+  const size_t dims = inner.shape.coefficients.size();
   const size_t nv = call.coefficients.empty() ? 0 : call.coefficients[0].size();
-  for (size_t d = 0; d < inner.coefficients.size(); ++d) {
-    std::vector<double> row(nv, 0.0);
-    double offset = inner.offsets[d];
-    bool affine = inner.affine[d];
-    for (size_t j = 0; j < inner.coefficients[d].size() && affine; ++j) {
-      const double c = inner.coefficients[d][j];
+  out.shape.coefficients.assign(dims, std::vector<double>(nv, 0.0));
+  out.shape.affine.assign(dims, false);
+  out.min_offset.assign(dims, 0.0);
+  out.max_offset.assign(dims, 0.0);
+  for (size_t d = 0; d < dims; ++d) {
+    std::vector<double> &row = out.shape.coefficients[d];
+    double shift = 0;
+    bool affine = inner.shape.affine[d];
+    for (size_t j = 0; j < inner.shape.coefficients[d].size() && affine; ++j) {
+      const double c = inner.shape.coefficients[d][j];
       if (c == 0) continue;
       const int dim = p_stage.pure_dims[j];
       if (!call.affine[dim]) {
@@ -198,65 +229,65 @@ Access compose(const Access &inner, const Access &call, const StageNode &p_stage
         break;
       }
       for (size_t v = 0; v < nv; ++v) row[v] += c * call.coefficients[dim][v];
-      offset += c * call.offsets[dim];
+      shift += c * call.offsets[dim];
     }
-    if (!affine) std::fill(row.begin(), row.end(), 0.0);
-    out.coefficients[d] = std::move(row);
-    out.affine[d] = affine;
-    out.offsets[d] = affine ? offset : 0.0;
+    if (!affine) {
+      std::fill(row.begin(), row.end(), 0.0);
+      continue;
+    }
+    out.shape.affine[d] = true;
+    out.min_offset[d] = inner.min_offset[d] + shift;
+    out.max_offset[d] = inner.max_offset[d] + shift;
   }
-  out.pattern = classify_access(out.coefficients, out.affine, num_pure);
+  out.shape.pattern = classify_access(out.shape.coefficients, out.shape.affine, num_pure);
   return out;
 }
 
-Folded fold(const ScheduleState &state, int f, int s, int num_pure) {
+// The group of one of a stage's own reads.
+ReadGroup direct_group(const PipelineGraph &g, const Access &a, int producer) {
+  ReadGroup out;
+  out.producer = producer;
+  out.shape = a;
+  out.bytes = op_type_bytes(a.type);
+  out.reads = 1;
+  out.min_offset = a.offsets;
+  out.max_offset = a.offsets;
+  const Region &root = producer >= 0 ? g.funcs[producer].root_region : Region{};
+  for (size_t d = 0; d < a.coefficients.size(); ++d) {
+    out.whole.push_back(d < root.size() ? static_cast<double>(root[d].extent()) : 0.0);
+  }
+  return out;
+}
+
+// Folds stage s of f. `memo` holds the folds of inlined Funcs (always their stage 0)
+// already computed for this state, since a stencil calls the same Func at every tap.
+const Folded &fold(const ScheduleState &state, int f, int s, int num_pure,
+                   std::vector<std::unique_ptr<Folded>> &memo, Folded &out) {
   const PipelineGraph &g = state.graph();
   const StageNode &stage = g.funcs[f].stages[s];
-  Folded out;
-  out.ops = stage.ops;
+  out.arithmetic = stage.ops.arithmetic();
   for (const Access &a : stage.ops.accesses) {
     const int p = a.is_input ? -1 : a.is_self ? f : g.find(a.producer);
     if (p < 0 || p == f || !is_inlined(state, p)) {
-      out.reads.push_back({p, &a, {}});
+      add_group(out.groups, direct_group(g, a, p));
       continue;
     }
-    const Folded inner = fold(state, p, 0, g.funcs[p].stages[0].num_pure);
-    out.ops.counts[static_cast<int>(OpKind::kLoadFunc)][static_cast<int>(a.type)] -= 1;
-    out.ops.add(inner.ops, 1.0);
-    out.inlined_calls += 1 + inner.inlined_calls;
-    for (const Read &r : inner.reads) {
-      out.reads.push_back({r.producer, nullptr, compose(r.get(), a, g.funcs[p].stages[0], num_pure)});
+    if (!memo[p]) {
+      memo[p] = std::make_unique<Folded>();
+      fold(state, p, 0, g.funcs[p].stages[0].num_pure, memo, *memo[p]);
     }
+    const Folded &inner = *memo[p];
+    out.arithmetic += inner.arithmetic;
+    out.inlined_calls += 1 + inner.inlined_calls;
+    for (const ReadGroup &r : inner.groups) {
+      add_group(out.groups, compose(r, a, g.funcs[p].stages[0], num_pure));
+    }
+  }
+  for (const ReadGroup &r : out.groups) {
+    out.reads += r.reads;
+    if (r.shape.pattern == AccessPattern::kGather) out.gathers += r.reads;
   }
   return out;
-}
-
-std::vector<ReadGroup> group_reads(const PipelineGraph &g, const std::vector<Read> &reads) {
-  std::vector<ReadGroup> groups;
-  for (const Read &r : reads) {
-    const Access &a = r.get();
-    ReadGroup *match = nullptr;
-    for (ReadGroup &gr : groups) {
-      if (gr.shape->producer == a.producer && gr.shape->coefficients == a.coefficients &&
-          gr.shape->affine == a.affine) {
-        match = &gr;
-      }
-    }
-    if (match == nullptr) {
-      ReadGroup gr{&a, op_type_bytes(a.type), a.offsets, a.offsets, {}};
-      for (size_t d = 0; d < a.coefficients.size(); ++d) {
-        const Region &root = r.producer >= 0 ? g.funcs[r.producer].root_region : Region{};
-        gr.whole.push_back(d < root.size() ? static_cast<double>(root[d].extent()) : 0.0);
-      }
-      groups.push_back(std::move(gr));
-      continue;
-    }
-    for (size_t d = 0; d < a.offsets.size(); ++d) {
-      match->min_offset[d] = std::min(match->min_offset[d], a.offsets[d]);
-      match->max_offset[d] = std::max(match->max_offset[d], a.offsets[d]);
-    }
-  }
-  return groups;
 }
 
 // Bytes of the stage's own Func written over a box of its loop variables.
@@ -311,6 +342,7 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
   }
 
   std::vector<ScheduledFeatures> out(node.stages.size());
+  std::vector<std::unique_ptr<Folded>> memo(g.funcs.size());
   for (size_t s = 0; s < node.stages.size(); ++s) {
     const StageNode &stage = node.stages[s];
     const StageTiling &tiling = d.stages[s];
@@ -339,11 +371,11 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     const double tasks = own_parallel ? own_tasks : b.inside_parallel ? enclosing_tasks : 1;
     const double rounds = std::ceil(tasks / m.cores);
 
-    const Folded folded = fold(state, f, static_cast<int>(s), stage.num_pure);
-    const std::vector<ReadGroup> groups = group_reads(g, folded.reads);
-    const double ops = folded.ops.arithmetic();
-    double gathers = 0;
-    for (const Read &r : folded.reads) gathers += r.get().pattern == AccessPattern::kGather;
+    Folded folded;
+    fold(state, f, static_cast<int>(s), stage.num_pure, memo, folded);
+    const std::vector<ReadGroup> &groups = folded.groups;
+    const double ops = folded.arithmetic;
+    const double gathers = folded.gathers;
 
     // Vector and scalar work: a guarded tail of the vectorized variable's tile runs scalar.
     double vec_points = 0;
@@ -409,7 +441,7 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     set(ScheduledFeature::ops_per_point, ops);
     set(ScheduledFeature::vector_ops_total, vw > 1 ? ops * vec_points / vw * vectors_per_vw : 0);
     set(ScheduledFeature::scalar_ops_total, ops * (total - vec_points));
-    set(ScheduledFeature::loads_per_point, static_cast<double>(folded.reads.size()));
+    set(ScheduledFeature::loads_per_point, folded.reads);
     set(ScheduledFeature::gather_loads_per_point, gathers);
     set(ScheduledFeature::inlined_calls, folded.inlined_calls);
     set(ScheduledFeature::inlined_ops_per_point, ops - stage.ops.arithmetic());

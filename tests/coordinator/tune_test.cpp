@@ -7,14 +7,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
 #include <sstream>
 
+#include "common/errors.h"
+#include "coordinator/measurement_recorder.h"
 #include "coordinator/tune.h"
+#include "common/host_target.h"
 #include "measurer/measure_json.h"
+#include "searcher/cost/analytic_model.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
 #include "tests/support/run_command.h"
@@ -184,6 +189,59 @@ TEST_F(TuneCli, WritesTheScheduleItsResultAndTraceAndTheScheduleMeasuresAgain) {
                                        (dir / "schedule.json").string());
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_TRUE(result_from_json(again.output).ok());
+
+  // Every ok measurement became a training sample, the best schedule among them.
+  const std::vector<DatasetSample> samples =
+      read_dataset((std::filesystem::path(out) / "measurements.jsonl").string());
+  ASSERT_GE(samples.size(), 1u);
+  EXPECT_LE(static_cast<int>(samples.size()), result.at("measurements").get<int>());
+  bool best_recorded = false;
+  for (const DatasetSample &s : samples) {
+    EXPECT_EQ(s.pipeline_id, "test_blur");
+    EXPECT_EQ(s.app.library,
+              std::filesystem::path(PROTUNER_TEST_GENERATOR_LIBRARY).filename().string());
+    EXPECT_EQ(s.samples_ms.size(), 3u);
+    best_recorded |= s.min_ms == result.at("runtime_ms").get<double>();
+  }
+  EXPECT_TRUE(best_recorded);
+}
+
+TEST(RecordingBackend, RecordsOkMeasurementsOfProtunerSchedulesOnly) {
+  const std::string path = temp_dir() + "/recorded.jsonl";
+  std::filesystem::create_directories(temp_dir());
+  std::filesystem::remove(path);
+  FakeBackend inner;
+  RecordingBackend recorder(inner, path);
+  const std::vector<ScheduleState> states = random_states(2);
+  MeasureRequest request{kBlurApp, {ScheduleKind::kProtuner, schedule_to_json(states[0])}, "host",
+                         {}};
+  EXPECT_TRUE(recorder.measure(request).ok());
+  MeasureRequest expert{kBlurApp, {ScheduleKind::kExpert}, "host", {}};
+  EXPECT_TRUE(recorder.measure(expert).ok());  // a baseline: measured, not recorded
+  inner.fail_with = MeasureStatus::kWrongOutput;
+  request.schedule.schedule_json = schedule_to_json(states[1]);
+  EXPECT_EQ(recorder.measure(request).status, MeasureStatus::kWrongOutput);
+  EXPECT_EQ(inner.requests.size(), 3u);
+  EXPECT_EQ(recorder.recorded(), 1);
+
+  const std::vector<DatasetSample> samples = read_dataset(path);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].pipeline_id, "blurry");
+  EXPECT_EQ(samples[0].app.generator, "test_blur");
+  EXPECT_EQ(samples[0].schedule_json, schedule_to_json(states[0]));
+  EXPECT_EQ(samples[0].min_ms, 3.0);
+}
+
+TEST(RecordingBackend, ADatasetThatCannotBeOpenedIsAnIoErrorNamingIt) {
+  FakeBackend inner;
+  try {
+    RecordingBackend recorder(inner, "/nonexistent-folder/measurements.jsonl");
+    FAIL() << "no error";
+  } catch (const IoError &e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-folder/measurements.jsonl"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(TuneCli, AnUnknownAlgorithmExitsTwoNamingTheValidOnes) {
@@ -203,6 +261,50 @@ TEST_F(TuneCli, AnAppThatCannotBeTunedIsReportedAndExitsOne) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("test_no_estimates: cannot load the app"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("failed"), std::string::npos) << r.output;
+}
+
+// `protuner evaluate --model analytic` on recorded samples whose runtimes order the
+// schedules as the analytic model does (ranking 100%) or the reverse way (0%).
+TEST_F(TuneCli, EvaluatesTheAnalyticModelWithoutWeights) {
+  // Five schedules the model tells apart (a pair it predicts equal has no order to get right).
+  std::vector<ScheduleState> states;
+  std::vector<double> predicted;
+  for (const ScheduleState &s : random_states(20)) {
+    const double p = AnalyticModel(s.graph_ptr()).predict({&s})[0];
+    if (states.size() < 5 && std::find(predicted.begin(), predicted.end(), p) == predicted.end()) {
+      states.push_back(s);
+      predicted.push_back(p);
+    }
+  }
+  ASSERT_EQ(states.size(), 5u);
+  for (const bool agree : {true, false}) {
+    const std::string path = temp_dir() + (agree ? "/agree.jsonl" : "/disagree.jsonl");
+    std::filesystem::create_directories(temp_dir());
+    DatasetWriter writer(path);
+    for (size_t i = 0; i < states.size(); ++i) {
+      MeasureResult r;
+      r.status = MeasureStatus::kOk;
+      const double ms = agree ? predicted[i] * 1000 : 1.0 / predicted[i];
+      r.timing.samples_ms = {ms, ms * 1.01};
+      r.timing.min_ms = r.timing.median_ms = ms;
+      writer.append(sample_of("blurry", kBlurApp, schedule_to_json(states[i]), r, host_target()));
+    }
+    const CommandResult e = testing::run_command(std::string(PROTUNER_CLI) +
+                                                 " evaluate --model analytic --json --data " + path);
+    ASSERT_EQ(e.exit_code, 0) << e.output;
+    const auto j = nlohmann::json::parse(e.output.substr(e.output.find('{')));
+    EXPECT_EQ(j.at("model"), "analytic");
+    EXPECT_EQ(j.at("overall").at("samples"), 5);
+    EXPECT_EQ(j.at("overall").at("pairs"), 10);
+    EXPECT_DOUBLE_EQ(j.at("overall").at("ranking_accuracy").get<double>(), agree ? 1.0 : 0.0)
+        << e.output;
+  }
+  const CommandResult neither = testing::run_command(std::string(PROTUNER_CLI) +
+                                                     " evaluate --data " + temp_dir() + "/agree.jsonl");
+  EXPECT_EQ(neither.exit_code, 2) << neither.output;
+  EXPECT_NE(neither.output.find("--weights FILE (a learned model) or --model analytic"),
+            std::string::npos)
+      << neither.output;
 }
 
 TEST(TuneNames, AppNamesBecomeIdentifiersAndFolders) {

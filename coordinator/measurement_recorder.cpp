@@ -1,0 +1,79 @@
+// Measured candidates as training samples (measurement_recorder.h).
+#include "coordinator/measurement_recorder.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "common/errors.h"
+#include "common/host_target.h"
+
+namespace protuner {
+namespace {
+
+double stddev(const std::vector<double> &v) {
+  if (v.size() < 2) return 0;
+  double mean = 0, sq = 0;
+  for (double x : v) mean += x / static_cast<double>(v.size());
+  for (double x : v) sq += (x - mean) * (x - mean);
+  return std::sqrt(sq / static_cast<double>(v.size() - 1));
+}
+
+}  // namespace
+
+std::string host_class(const MeasureResult &result, const Halide::Target &target) {
+  using F = Halide::Target::Feature;
+  const char *simd = target.has_feature(F::AVX512)  ? "avx512"
+                     : target.has_feature(F::AVX2)  ? "avx2"
+                     : target.has_feature(F::SSE41) ? "sse4.1"
+                                                    : "no simd";
+  return result.host.cpu_model + " x" + std::to_string(result.cpus.size()) + ", " + simd +
+         ", smt " + result.host.smt;
+}
+
+DatasetSample sample_of(const std::string &pipeline_id, const AppSpec &stored,
+                        const std::string &schedule_json, const MeasureResult &result,
+                        const Halide::Target &target) {
+  DatasetSample s;
+  s.app = stored;
+  s.pipeline_id = pipeline_id;
+  s.schedule_json = schedule_json;
+  s.samples_ms = result.timing.samples_ms;
+  s.min_ms = result.timing.min_ms;
+  s.median_ms = result.timing.median_ms;
+  s.stddev_ms = stddev(result.timing.samples_ms);
+  s.host_class = host_class(result, target);
+  s.target = target.to_string();
+  return s;
+}
+
+RecordingBackend::RecordingBackend(MeasurementBackend &inner, const std::string &dataset_path)
+    : inner_(inner), writer_(dataset_path) {}
+
+MeasureResult RecordingBackend::measure(const MeasureRequest &request) {
+  MeasureResult result = inner_.measure(request);
+  if (!result.ok() || request.schedule.kind != ScheduleKind::kProtuner) return result;
+  try {
+    const Halide::Target target =
+        request.target == "host" ? host_target() : Halide::Target(request.target);
+    AppSpec stored = request.app;
+    stored.library = std::filesystem::path(stored.library).filename().string();
+    const DatasetSample sample =
+        sample_of(request.app.name, stored, request.schedule.schedule_json, result, target);
+    std::lock_guard<std::mutex> lock(mutex_);
+    writer_.append(sample);
+    ++recorded_;
+  } catch (const std::exception &e) {  // IoError, or a target string Halide refuses
+    spdlog::warn("cannot record a measured schedule of {} in '{}': {}", request.app.name,
+                 writer_.path(), e.what());
+  }
+  return result;
+}
+
+int64_t RecordingBackend::recorded() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return recorded_;
+}
+
+}  // namespace protuner
