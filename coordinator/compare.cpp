@@ -75,7 +75,9 @@ Cell search_cell(CompareRun &run, const PreparedApp &app, const std::string &alg
                  double budget_seconds) {
   ProgressLine line(app.spec.name + " / " + algorithm,
                     run.settings.plain_progress_interval_seconds);
-  BackendCandidateMeasurer measurer(run.candidates, app.spec, "host", run.measure);
+  BackendCandidateMeasurer measurer(
+      run.candidates, app.spec, "host",
+      candidate_measure_settings(run.measure, budget_seconds, run.settings));
   const auto start = Clock::now();
   const SearchOutcome o =
       search_until(app, algorithm, run.args.apps.seed, start,

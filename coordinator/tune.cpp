@@ -21,6 +21,7 @@
 #include "coordinator/measurement_recorder.h"
 #include "coordinator/text_table.h"
 #include "measurer/isolated_measurer.h"
+#include "measurer/measure_json.h"
 #include "searcher/apply_schedule.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/schedule_json.h"
@@ -102,7 +103,6 @@ nlohmann::json baseline_json(const std::optional<MeasureResult> &r) {
 nlohmann::json result_json(const AppReport &rep, const TuneRun &run) {
   const SearchOutcome &o = *rep.outcome;
   const MeasureResult &best = *o.best_result;
-  const HostFacts &h = best.host;
   nlohmann::json j = {
       {"app", rep.spec.name},
       {"generator", rep.spec.generator},
@@ -119,13 +119,7 @@ nlohmann::json result_json(const AppReport &rep, const TuneRun &run) {
       {"compile_seconds", best.compile_seconds},
       {"predicted_ms", o.best_cost_seconds * 1000},
       {"cpus", best.cpus},
-      {"host",
-       {{"cpu_model", h.cpu_model},
-        {"logical_cpus", h.logical_cpus},
-        {"physical_cores", h.physical_cores},
-        {"smt", h.smt},
-        {"governor", h.governor},
-        {"halide_target", h.halide_target}}},
+      {"host", host_facts_to_json(best.host)},
       {"default", baseline_json(rep.default_result)},
       {"expert", baseline_json(rep.expert_result)},
   };
@@ -186,8 +180,10 @@ AppReport tune_app(const SuiteApp &app, TuneRun &run) {
   rep.default_result = measure_baseline(run, app.spec, ScheduleKind::kDefault);
   rep.expert_result = measure_baseline(run, app.spec, ScheduleKind::kExpert);
 
-  BackendCandidateMeasurer measurer(run.candidates, app.spec, "host", run.measure);
   const double budget_seconds = app.budget_minutes * 60;
+  BackendCandidateMeasurer measurer(
+      run.candidates, app.spec, "host",
+      candidate_measure_settings(run.measure, budget_seconds, run.settings));
   const Clock::time_point start = Clock::now();
   rep.outcome =
       search_until(*prepared, run.algorithm, run.args.seed, start,
@@ -306,6 +302,16 @@ PreparedApp prepare_app(const AppSpec &spec, int cores) {
   p.machine = MachineModel::from_host();
   p.machine.cores = options.cores;
   return p;
+}
+
+MeasureSettings candidate_measure_settings(const MeasureSettings &measure, double budget_seconds,
+                                           const TuneSettings &settings) {
+  MeasureSettings out = measure;
+  out.compile_timeout_seconds =
+      std::min(measure.compile_timeout_seconds,
+               std::max(settings.candidate_compile_min_seconds,
+                        settings.candidate_compile_share * budget_seconds));
+  return out;
 }
 
 Clock::time_point search_deadline(Clock::time_point start, double budget_seconds,

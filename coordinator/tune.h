@@ -51,6 +51,12 @@ struct TuneSettings {
   double reserve_share = 0.1;
   double reserve_min_seconds = 5;
   double reserve_max_seconds = 60;
+  // A search candidate may compile for this share of the app's budget, within [min,
+  // measure.compile_timeout_seconds]: 15 min allows 120 s, 3 min 27 s. One candidate
+  // that compiles for two minutes would otherwise eat most of a short budget (seen on
+  // bilateral_grid at 3 minutes); baselines keep the full limit.
+  double candidate_compile_share = 0.15;
+  double candidate_compile_min_seconds = 20;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
   int search_threads = 0;
   // Without a terminal, a progress line is printed at most this often (with one, the
@@ -143,6 +149,11 @@ SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm,
                            Clock::time_point start, Clock::time_point deadline,
                            BackendCandidateMeasurer &measurer, const TuneSettings &settings,
                            const std::function<void(const LoopProgress &)> &progress);
+
+// How search candidates of an app with this budget are measured: `measure` with the
+// compile limit of TuneSettings::candidate_compile_share.
+MeasureSettings candidate_measure_settings(const MeasureSettings &measure, double budget_seconds,
+                                           const TuneSettings &settings);
 
 // The stop time of an app's search: its budget minus the reserve (TuneSettings).
 Clock::time_point search_deadline(Clock::time_point start, double budget_seconds,

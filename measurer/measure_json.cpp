@@ -297,8 +297,16 @@ MeasureRequest request_from_json(const std::string &text) {
   return request;
 }
 
+json host_facts_to_json(const HostFacts &h) {
+  return {{"cpu_model", h.cpu_model},
+          {"logical_cpus", h.logical_cpus},
+          {"physical_cores", h.physical_cores},
+          {"smt", h.smt},
+          {"governor", h.governor},
+          {"halide_target", h.halide_target}};
+}
+
 std::string result_to_json(const MeasureResult &result) {
-  const HostFacts &h = result.host;
   const json j = {
       {"status", status_name(result.status)},
       {"min_ms", result.timing.min_ms},
@@ -307,13 +315,7 @@ std::string result_to_json(const MeasureResult &result) {
       {"relative_spread", result.timing.relative_spread},
       {"runs_per_sample", result.timing.runs_per_sample},
       {"compile_seconds", result.compile_seconds},
-      {"host",
-       {{"cpu_model", h.cpu_model},
-        {"logical_cpus", h.logical_cpus},
-        {"physical_cores", h.physical_cores},
-        {"smt", h.smt},
-        {"governor", h.governor},
-        {"halide_target", h.halide_target}}},
+      {"host", host_facts_to_json(result.host)},
       {"cpus", result.cpus},
       {"error", result.error},
       {"from_cache", result.from_cache},

@@ -15,6 +15,8 @@
 //             "error": "", "from_cache": false}
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 
 #include "measurer/measurement.h"
@@ -27,6 +29,8 @@ std::string request_to_json(const MeasureRequest &request);
 MeasureRequest request_from_json(const std::string &text);
 
 std::string result_to_json(const MeasureResult &result);
+// The "host" object of a result, for reports that embed the host a result ran under.
+nlohmann::json host_facts_to_json(const HostFacts &host);
 // Throws ConfigError like request_from_json.
 MeasureResult result_from_json(const std::string &text);
 

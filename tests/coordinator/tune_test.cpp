@@ -307,6 +307,20 @@ TEST_F(TuneCli, EvaluatesTheAnalyticModelWithoutWeights) {
       << neither.output;
 }
 
+TEST(TuneSettings, CandidatesCompileForAShareOfTheBudgetWithinLimits) {
+  const TuneSettings settings;
+  MeasureSettings measure = settings.measure;  // 120 s
+  EXPECT_DOUBLE_EQ(candidate_measure_settings(measure, 15 * 60, settings).compile_timeout_seconds,
+                   120);
+  EXPECT_DOUBLE_EQ(candidate_measure_settings(measure, 3 * 60, settings).compile_timeout_seconds,
+                   27);
+  EXPECT_DOUBLE_EQ(candidate_measure_settings(measure, 60, settings).compile_timeout_seconds, 20);
+  measure.compile_timeout_seconds = 10;  // never above the measurer's own limit
+  EXPECT_DOUBLE_EQ(candidate_measure_settings(measure, 60, settings).compile_timeout_seconds, 10);
+  EXPECT_EQ(candidate_measure_settings(measure, 60, settings).timing.samples,
+            measure.timing.samples);
+}
+
 TEST(TuneNames, AppNamesBecomeIdentifiersAndFolders) {
   EXPECT_EQ(identifier_for("resnet50/block-1"), "resnet50_block_1");
   EXPECT_EQ(identifier_for("3x3"), "app_3x3");

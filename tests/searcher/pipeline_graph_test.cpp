@@ -169,5 +169,34 @@ TEST(PipelineGraph, ConvolutionWithScalarParamRegionsMatchHalide) {
   expect_regions_match_halide(p);
 }
 
+// Indices Halide bounds through the values of a Func (a clamped intensity, scaled by a
+// param, picks the grid level: bilateral_grid) and through float arithmetic (a grid
+// sampled at (x + 0.5) / 8 - 0.5: bgu). Without the Funcs' value bounds the grid's level
+// range came out empty, and without float support the grid's spatial range did.
+TEST(PipelineGraph, DataDependentAndFloatIndexRegionsMatchHalide) {
+  Halide::ImageParam in(Halide::Float(32), 2, "in");
+  Halide::Param<float> scale("scale");
+  Var x("x"), y("y"), z("z");
+  Func clamped = Halide::BoundaryConditions::repeat_edge(in);
+  Func value("value"), grid("grid"), blurred("blurred"), sliced("sliced");
+  value(x, y) = Halide::clamp(clamped(x, y), 0.0f, 1.0f);
+  grid(x, y, z) = Halide::cast<float>(x + y + z);
+  blurred(x, y, z) = grid(x, y, z - 1) + grid(x, y, z + 1);
+  const Halide::Expr level = Halide::cast<int>(value(x, y) * scale + 0.5f);
+  const Halide::Expr gx = Halide::cast<int>(Halide::floor((Halide::cast<float>(x) + 0.5f) / 8.0f - 0.5f));
+  const Halide::Expr gy = Halide::cast<int>(Halide::floor((Halide::cast<float>(y) + 0.5f) / 8.0f - 0.5f));
+  sliced(x, y) = blurred(gx, gy, level) + blurred(gx + 1, gy + 1, level + 1);
+  in.set_estimates({{0, 64}, {0, 48}});
+  scale.set_estimate(6.0f);
+  sliced.set_estimates({{0, 64}, {0, 48}});
+  Halide::Pipeline p(sliced);
+  const PipelineGraph g = analyze_pipeline(p);
+  const int b = g.find("blurred");
+  ASSERT_GE(b, 0);
+  // gx in [-1, 7] (+1 for the second tap), levels 0..6 (+1).
+  EXPECT_EQ(g.funcs[b].root_region, (Region{{-1, 8}, {-1, 6}, {0, 7}}));
+  expect_regions_match_halide(p);
+}
+
 }  // namespace
 }  // namespace protuner
