@@ -1,5 +1,7 @@
 #include "searcher/schedule_state.h"
 
+#include <cmath>
+
 #include <functional>
 #include <stdexcept>
 
@@ -30,10 +32,27 @@ void ScheduleState::commit(FuncDecision d) {
     throw std::invalid_argument("illegal decision for '" + graph_->funcs[num_decided()].name +
                                 "': " + why);
   }
+  const int f = num_decided();
+  const FuncNode &node = graph_->funcs[f];
   auto entry = std::make_shared<Decided>();
-  entry->bounds = compute_bounds(num_decided(), d);
+  entry->block_lane_ops = block_lane_ops();
+  if (d.placement == Placement::kInline) {
+    entry->block_lane_ops += inlined_block_lane_ops(f);
+  } else {
+    for (size_t s = 0; s < d.stages.size(); ++s) {
+      int64_t block = 1;
+      for (int64_t n : d.stages[s].inner) block *= n;
+      entry->block_lane_ops += block * block_code_per_point(node.stages[s]);
+    }
+  }
+  entry->bounds = compute_bounds(f, d);
   entry->decision = std::move(d);
   decided_.push_back(std::move(entry));
+}
+
+int64_t block_code_per_point(const StageNode &stage) {
+  return std::max<int64_t>(
+      1, std::llround(stage.ops.arithmetic()) + static_cast<int64_t>(stage.ops.accesses.size()));
 }
 
 namespace {
@@ -268,6 +287,16 @@ int64_t ScheduleState::inlined_block_calls(int f) const {
     worst = std::max(worst, points_per_use(f, g, s) * block);
   });
   return worst;
+}
+
+int64_t ScheduleState::inlined_block_lane_ops(int f) const {
+  int64_t points = 0;
+  for_each_use(*this, f, [&](int g, int s) {
+    int64_t block = 1;
+    for (int64_t n : decision(g).stages[s].inner) block *= n;
+    points += points_per_use(f, g, s) * block;
+  });
+  return points * block_code_per_point(graph_->funcs[f].stages[0]);
 }
 
 FuncBounds ScheduleState::compute_bounds(int f, const FuncDecision &d) const {

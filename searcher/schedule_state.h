@@ -15,6 +15,10 @@
 
 namespace protuner {
 
+// Operations and loads per point of a stage's own definition: the code one point of its
+// innermost block adds.
+int64_t block_code_per_point(const StageNode &stage);
+
 class ScheduleState {
  public:
   explicit ScheduleState(std::shared_ptr<const PipelineGraph> graph);
@@ -99,11 +103,18 @@ class ScheduleState {
   // using it would make if f were inlined, at most: inline_footprint per point times the
   // block's points. Unrolled, every call is code the compiler must generate.
   int64_t inlined_block_calls(int f) const;
+  // Lane-operations in the innermost blocks of every decided Func (SearchSpaceOptions rule
+  // 7): per stage computed somewhere, its block's points times block_code_per_point; per
+  // inlined Func, the points of it every block using it reads times its own code per point.
+  int64_t block_lane_ops() const { return decided_.empty() ? 0 : decided_.back()->block_lane_ops; }
+  // What deciding f (the next Func) inline would add to block_lane_ops().
+  int64_t inlined_block_lane_ops(int f) const;
 
  private:
   struct Decided {
     FuncDecision decision;
     FuncBounds bounds;
+    int64_t block_lane_ops = 0;  // block_lane_ops() with this Func decided
   };
   struct Pending {
     FuncDecision decision;

@@ -1,6 +1,9 @@
 #include "searcher/search_space.h"
 
 #include <Halide.h>
+
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <thread>
 
@@ -161,6 +164,42 @@ int64_t tasks_needed(const ScheduleState &state, int stage, int var, const Stage
   return (o.cores + others - 1) / others;
 }
 
+int64_t block_points(const StageTiling &t, size_t vars) {
+  int64_t n = 1;
+  for (size_t u = 0; u < vars && u < t.inner.size(); ++u) n *= t.inner[u];
+  return n;
+}
+
+// Rule 7's lane-operations of every block decided so far: the decided Funcs
+// (ScheduleState::block_lane_ops), the pending decision's earlier stages, and `stage`'s
+// variables before `var`, whose block points are returned in `partial_block`.
+int64_t block_lane_ops(const ScheduleState &state, int stage, int var, int64_t &partial_block) {
+  int64_t total = state.block_lane_ops();
+  const FuncDecision &p = state.pending();
+  const FuncNode &node = state.graph().funcs[state.num_decided()];
+  for (int s = 0; s < stage && s < static_cast<int>(p.stages.size()); ++s) {
+    total += block_points(p.stages[s], p.stages[s].inner.size()) * block_code_per_point(node.stages[s]);
+  }
+  partial_block = static_cast<int>(p.stages.size()) > stage
+                      ? block_points(p.stages[stage], static_cast<size_t>(var))
+                      : 1;
+  return total;
+}
+
+// The largest inner tile variable `var` of `stage` of the pending decision may take under
+// rules 6 (the stage's own gathered loads per block) and 7 (lane-operations of all blocks).
+int64_t max_inner(const ScheduleState &state, int stage, int var, const SearchSpaceOptions &o) {
+  const StageNode &node = state.graph().funcs[state.num_decided()].stages[stage];
+  int64_t block = 1;
+  const int64_t spent = block_lane_ops(state, stage, var, block);
+  int64_t widest =
+      std::max<int64_t>(0, o.max_block_lane_ops - spent) / (block * block_code_per_point(node));
+  int64_t gathers = 0;
+  for (const Access &a : node.ops.accesses) gathers += a.pattern == AccessPattern::kGather;
+  if (gathers > 0) widest = std::min(widest, o.max_block_gathers / (block * gathers));
+  return std::max<int64_t>(1, widest);
+}
+
 Step place_step(Placement p, const LoopRef &at = {}, const LoopRef &store = {}) {
   Step s;
   s.placement = p;
@@ -182,8 +221,11 @@ SearchSpace::SearchSpace(SearchSpaceOptions options) : options_(std::move(option
                                 " unroll_extents and max_vector_multiple in 1.." +
                                 std::to_string(kMaxExtraInners));
   }
-  if (options_.max_inlined_block_calls < 1) {
-    throw std::invalid_argument("SearchSpaceOptions: max_inlined_block_calls >= 1 required");
+  if (options_.max_inlined_block_calls < 1 || options_.max_block_gathers < 1 ||
+      options_.max_block_lane_ops < 1) {
+    throw std::invalid_argument(
+        "SearchSpaceOptions: max_inlined_block_calls, max_block_gathers and max_block_lane_ops "
+        ">= 1 required");
   }
   if (options_.cores < 1 || options_.vector_bits < 8 || options_.max_tile_options < 2) {
     throw std::invalid_argument(
@@ -196,7 +238,8 @@ std::vector<Step> SearchSpace::place_steps(const ScheduleState &state) const {
   const int f = state.num_decided();
   const FuncNode &node = state.graph().funcs[f];
   if (node.inlinable() && state.inline_footprint(f) <= options_.max_inline_footprint &&
-      state.inlined_block_calls(f) <= options_.max_inlined_block_calls) {
+      state.inlined_block_calls(f) <= options_.max_inlined_block_calls &&
+      state.block_lane_ops() + state.inlined_block_lane_ops(f) <= options_.max_block_lane_ops) {
     out.push_back(place_step(Placement::kInline));
   }
   out.push_back(place_step(Placement::kRoot));
@@ -227,10 +270,11 @@ std::vector<Step> SearchSpace::place_steps(const ScheduleState &state) const {
 std::vector<Step> SearchSpace::tile_steps(const ScheduleState &state, int stage, int var) const {
   const StageContext c = stage_context(state, options_);
   const int64_t needed = tasks_needed(state, stage, var, c, options_);
+  const int64_t widest = max_inner(state, stage, var, options_);
   const int64_t e = c.extents[var];
   std::vector<Step> out;
   VarPairs(var, e, c.lanes, options_).for_each([&](int64_t tile, int64_t inner) {
-    if (tasks_of(e, tile) < needed) return;
+    if (tasks_of(e, tile) < needed || inner > widest) return;
     Step s;
     s.kind = Step::Kind::kTile;
     s.tile = tile;
@@ -278,16 +322,20 @@ std::optional<Step> SearchSpace::random_child(const ScheduleState &state,
     // The commonest step: count the offered pairs, then walk to the drawn one.
     const StageContext c = stage_context(state, options_);
     const int64_t needed = tasks_needed(state, next.stage, next.var, c, options_);
+    const int64_t widest = max_inner(state, next.stage, next.var, options_);
     const int64_t e = c.extents[next.var];
     const VarPairs pairs(next.var, e, c.lanes, options_);
+    auto offered = [&](int64_t tile, int64_t inner) {
+      return tasks_of(e, tile) >= needed && inner <= widest;
+    };
     int64_t count = 0;
-    pairs.for_each([&](int64_t tile, int64_t) { count += tasks_of(e, tile) >= needed; });
+    pairs.for_each([&](int64_t tile, int64_t inner) { count += offered(tile, inner); });
     if (count == 0) return std::nullopt;
     int64_t pick = std::uniform_int_distribution<int64_t>(0, count - 1)(rng);
     Step s;
     s.kind = Step::Kind::kTile;
     pairs.for_each([&](int64_t tile, int64_t inner) {
-      if (tasks_of(e, tile) < needed || pick-- != 0) return;
+      if (!offered(tile, inner) || pick-- != 0) return;
       s.tile = tile;
       s.inner = inner;
     });
@@ -324,9 +372,13 @@ std::string SearchSpace::pruned_because(const ScheduleState &state, const FuncDe
       switch (step.kind) {
         case Step::Kind::kPlace:
           if (step.placement == Placement::kInline) {
-            return s.inline_footprint(s.num_decided()) > options_.max_inline_footprint
-                       ? "inlining would recompute too much"
-                       : "inlining would unroll too many calls into a consumer's inner block";
+            const int f = s.num_decided();
+            if (s.inline_footprint(f) > options_.max_inline_footprint) {
+              return "inlining would recompute too much";
+            }
+            return s.inlined_block_calls(f) > options_.max_inlined_block_calls
+                       ? "inlining would unroll too many calls into a consumer's inner block"
+                       : "inlining would put too much code into the blocks using it";
           }
           if (step.placement == Placement::kAt && !(step.store_at == step.compute_at) &&
               !options_.outer_storage) {
@@ -336,7 +388,8 @@ std::string SearchSpace::pruned_because(const ScheduleState &state, const FuncDe
         case Step::Kind::kTile:
           return where + " variable " + std::to_string(next.var) + ": tile " +
                  std::to_string(step.tile) + " / inner " + std::to_string(step.inner) +
-                 " is not offered (or leaves too few parallel tasks)";
+                 " is not offered (or leaves too few parallel tasks, or unrolls too many "
+                 "gathers or too much code)";
         case Step::Kind::kParallel:
           return where +
                  ": parallelism rule (too few tasks, nested, or more parallel loops than outer "

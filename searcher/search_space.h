@@ -41,6 +41,20 @@ struct SearchSpaceOptions {
   //    an inlined boundary condition (2304 calls) took LLVM over 80 s to compile; with a
   //    limit of 1024, candidates of the same app still hit a 15 s compile limit.
   int64_t max_inlined_block_calls = 512;
+  // 6. An innermost block of a stage makes at most this many of the stage's own gathered
+  //    loads (data-dependent or clamped indices, which Halide scalarizes): the block's
+  //    inner tiles are limited accordingly (a one-point inner tile is always offered).
+  //    bilateral_grid's slice (16 gathers per pixel) in a 32x8 block took LLVM 114 s to
+  //    compile, in a 32x1 block 15 s.
+  int64_t max_block_gathers = 512;
+  // 7. The blocks of all stages together hold at most this many lane-operations (block
+  //    points x (operations + loads) per point of the stage's definition, summed over the
+  //    stages decided so far): the straight-line code LLVM must compile. Once spent, later
+  //    stages get one-point inner tiles, and inlining that would overflow it is not
+  //    offered. Measured here: schedules of about 20k compile in about 10 s, of 40k to 70k
+  //    in 70 to 110 s (interpolate, camera_pipe, lens_blur; neither vectorization nor
+  //    unrolling alone is the cause); a 25k interpolate schedule (38 stages) took 42 s.
+  int64_t max_block_lane_ops = 16000;
   // Storage outside the compute loop (store_at an enclosing loop; ScheduleState accepts
   // it) is offered only when this is on. Off: Halide 14's sliding window miscompiles such
   // schedules with guarded tails (wrong values on blur chain, bilateral grid and harris,

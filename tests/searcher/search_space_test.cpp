@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <Halide.h>
+#include <cmath>
 #include <map>
 #include <random>
 
@@ -179,6 +180,102 @@ TEST(SearchSpace, InliningIntoAHugeUnrolledBlockIsPruned) {
     EXPECT_EQ(space.pruned_because(s, inline_it),
               pruned ? "inlining would unroll too many calls into a consumer's inner block" : "");
   }
+}
+
+// Rule 6: a stage's own gathered loads (here 2 x 4 x 2 = 16 data-dependent reads of a
+// grid per pixel, bilateral_grid's slice) times its block's points stay within
+// max_block_gathers, on every schedule the space draws and for every tile it offers.
+TEST(SearchSpace, BlocksOfGatheringStagesStayWithinTheGatherLimit) {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), z("z");
+  Func grid("grid"), slice("slice");
+  grid(x, y, z) = cast<float>(x * y + z);
+  const Expr level = clamp(cast<int>(in(x, y) * 8.0f), 0, 7);
+  Expr sum = 0.0f;
+  for (int dy = 0; dy <= 1; ++dy) {
+    for (int dx = 0; dx <= 1; ++dx) {
+      for (int dz = 0; dz <= 1; ++dz) {
+        sum += grid(x / 8 + dx, y / 8 + dy, level + dz) * grid(x / 8 + dx, y / 8 + dy, level + dz + 1);
+      }
+    }
+  }
+  slice(x, y) = sum;
+  in.set_estimates({{0, 512}, {0, 512}});
+  slice.set_estimates({{0, 512}, {0, 512}});
+  const auto graph = graph_of(Pipeline(slice));
+  int64_t gathers = 0;
+  for (const Access &a : graph->funcs[0].stages[0].ops.accesses) {
+    gathers += a.pattern == AccessPattern::kGather;
+  }
+  ASSERT_EQ(gathers, 16);  // the grid reads at a data-dependent level
+  const SearchSpace space = space_for_tests();
+  const int64_t limit = space.options().max_block_gathers;
+  std::mt19937_64 rng(9);
+  int64_t widest = 0;
+  for (int i = 0; i < 200; ++i) {
+    ScheduleState s(graph);
+    ASSERT_TRUE(space.random_rollout(s, rng));
+    const std::vector<int64_t> &inner = s.decision(0).stages[0].inner;
+    const int64_t block = inner[0] * inner[1];
+    widest = std::max(widest, block);
+    EXPECT_TRUE(block == 1 || block * gathers <= limit) << inner[0] << " x " << inner[1];
+  }
+  EXPECT_GT(widest, 1);  // vectors are still offered, within the limit
+  // After a 16-lane inner tile of x, y may unroll by 2 (16 x 2 x 16 = 512), no more.
+  ScheduleState s(graph);
+  s.take_step(space.children(s).front());  // root
+  Step x_tile;
+  x_tile.kind = Step::Kind::kTile;
+  x_tile.tile = 64;
+  x_tile.inner = 16;
+  s.take_step(x_tile);
+  int64_t widest_y = 0;
+  for (const Step &step : space.children(s)) widest_y = std::max(widest_y, step.inner);
+  EXPECT_EQ(widest_y, 2);
+}
+
+// Rule 7: the blocks of all stages together stay within max_block_lane_ops (made small
+// here so that it binds on a five-level pyramid): every stage with a block of more than
+// one point was tiled while the total, itself included, fitted.
+TEST(SearchSpace, AllBlocksTogetherStayWithinTheCodeLimit) {
+  const auto graph = graph_of(testing::pyramid_pipeline());
+  SearchSpaceOptions o = space_for_tests().options();
+  o.max_block_lane_ops = 1500;
+  const SearchSpace space(o);
+  std::mt19937_64 rng(13);
+  int64_t most = 0;
+  for (int i = 0; i < 200; ++i) {
+    ScheduleState s(graph);
+    ASSERT_TRUE(space.random_rollout(s, rng));
+    int64_t computed = 0, one_point = 0;  // blocks of the Funcs not inlined
+    bool inlined = false;
+    for (int f = 0; f < s.num_decided(); ++f) {
+      const FuncDecision &d = s.decision(f);
+      if (d.placement == Placement::kInline) {
+        inlined = true;
+        continue;
+      }
+      for (size_t st = 0; st < d.stages.size(); ++st) {
+        const OpHistogram &ops = graph->funcs[f].stages[st].ops;
+        const int64_t per_point = std::max<int64_t>(
+            1, std::llround(ops.arithmetic()) + static_cast<int64_t>(ops.accesses.size()));
+        int64_t block = 1;
+        for (int64_t n : d.stages[st].inner) block *= n;
+        computed += block * per_point;
+        if (block == 1) one_point += per_point;
+      }
+    }
+    const int64_t total = s.block_lane_ops();  // inlined Funcs' code in their users' blocks too
+    if (inlined) {
+      EXPECT_GT(total, computed) << "rollout " << i;
+    } else {
+      EXPECT_EQ(total, computed) << "rollout " << i;
+    }
+    EXPECT_LE(total, o.max_block_lane_ops + one_point) << "rollout " << i;
+    most = std::max(most, total);
+  }
+  EXPECT_GT(most, o.max_block_lane_ops / 2);  // the limit is what shapes the blocks
 }
 
 // Rule 2: a big stage at root runs at least `cores` parallel tasks.
