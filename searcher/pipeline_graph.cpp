@@ -3,6 +3,7 @@
 #include <Halide.h>
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -192,6 +193,9 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
     stage.writes.push_back(compile_box(fn.name(), written, s, bindings));
   }
   stage.ops = histogram_of_stage(def, index > 0, stage.loop_vars, stage.num_pure, fn.name());
+  stage.code_per_point = std::max<int64_t>(
+      1, std::llround(stage.ops.arithmetic()) + static_cast<int64_t>(stage.ops.accesses.size()));
+  for (const Access &a : stage.ops.accesses) stage.gathers += a.pattern == AccessPattern::kGather;
   return stage;
 }
 

@@ -42,17 +42,12 @@ void ScheduleState::commit(FuncDecision d) {
     for (size_t s = 0; s < d.stages.size(); ++s) {
       int64_t block = 1;
       for (int64_t n : d.stages[s].inner) block *= n;
-      entry->block_lane_ops += block * block_code_per_point(node.stages[s]);
+      entry->block_lane_ops += block * node.stages[s].code_per_point;
     }
   }
   entry->bounds = compute_bounds(f, d);
   entry->decision = std::move(d);
   decided_.push_back(std::move(entry));
-}
-
-int64_t block_code_per_point(const StageNode &stage) {
-  return std::max<int64_t>(
-      1, std::llround(stage.ops.arithmetic()) + static_cast<int64_t>(stage.ops.accesses.size()));
 }
 
 namespace {
@@ -296,7 +291,7 @@ int64_t ScheduleState::inlined_block_lane_ops(int f) const {
     for (int64_t n : decision(g).stages[s].inner) block *= n;
     points += points_per_use(f, g, s) * block;
   });
-  return points * block_code_per_point(graph_->funcs[f].stages[0]);
+  return points * graph_->funcs[f].stages[0].code_per_point;
 }
 
 FuncBounds ScheduleState::compute_bounds(int f, const FuncDecision &d) const {

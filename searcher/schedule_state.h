@@ -15,10 +15,6 @@
 
 namespace protuner {
 
-// Operations and loads per point of a stage's own definition: the code one point of its
-// innermost block adds.
-int64_t block_code_per_point(const StageNode &stage);
-
 class ScheduleState {
  public:
   explicit ScheduleState(std::shared_ptr<const PipelineGraph> graph);
@@ -104,7 +100,7 @@ class ScheduleState {
   // block's points. Unrolled, every call is code the compiler must generate.
   int64_t inlined_block_calls(int f) const;
   // Lane-operations in the innermost blocks of every decided Func (SearchSpaceOptions rule
-  // 7): per stage computed somewhere, its block's points times block_code_per_point; per
+  // 7): per stage computed somewhere, its block's points times StageNode::code_per_point; per
   // inlined Func, the points of it every block using it reads times its own code per point.
   int64_t block_lane_ops() const { return decided_.empty() ? 0 : decided_.back()->block_lane_ops; }
   // What deciding f (the next Func) inline would add to block_lane_ops().

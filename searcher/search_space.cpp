@@ -24,29 +24,27 @@ struct TileSizes {
   size_t n = 0;
 };
 
-// Outer tile sizes for a variable of `extent` points with inner tiles of `inner`: divisors
-// and near-divisors (extent / k rounded up to a whole number of inner tiles), spread over
-// the range, plus the whole extent (no outer split).
-TileSizes tile_sizes(int64_t extent, int64_t inner, int max_options) {
+// Outer tile sizes for a variable of `extent` points with inner tiles of `inner`, into
+// `out`: divisors and near-divisors (extent / k rounded up to a whole number of inner
+// tiles), spread over the range, plus the whole extent (no outer split). Drawn per step,
+// so nothing is sorted or copied: the candidates come out ascending when k descends.
+void tile_sizes(int64_t extent, int64_t inner, int max_options, TileSizes &out) {
   int64_t all[kMaxTileSizes];
   size_t n = 0;
-  for (int64_t k : kTileDivisors) {
+  for (size_t i = std::size(kTileDivisors); i-- > 0;) {
+    const int64_t k = kTileDivisors[i];
     const int64_t t = round_up((extent + k - 1) / k, inner);
-    if (t >= inner && t < extent) all[n++] = t;
+    if (t >= inner && t < extent && (n == 0 || t != all[n - 1])) all[n++] = t;
   }
-  std::sort(all, all + n);
-  n = static_cast<size_t>(std::unique(all, all + n) - all);
   const size_t keep = static_cast<size_t>(std::max(max_options, 2));
-  TileSizes out;
+  out.n = 0;
   if (n <= keep) {
-    std::copy(all, all + n, out.size);
-    out.n = n;
+    for (size_t i = 0; i < n; ++i) out.size[out.n++] = all[i];
   } else {
     // Evenly spaced through the sorted candidates, smallest and largest included.
     for (size_t i = 0; i < keep && i < kMaxTileSizes - 1; ++i) out.size[out.n++] = all[i * (n - 1) / (keep - 1)];
   }
   out.size[out.n++] = extent;
-  return out;
 }
 
 }  // namespace
@@ -122,7 +120,7 @@ struct VarPairs {
   VarPairs(int v, int64_t e, int64_t lanes, const SearchSpaceOptions &o) {
     auto add = [&](int64_t in) {
       inner[n] = in;
-      tiles[n++] = tile_sizes(e, in, o.max_tile_options);
+      tile_sizes(e, in, o.max_tile_options, tiles[n++]);
     };
     add(1);
     if (v == 0) {
@@ -144,7 +142,8 @@ struct VarPairs {
 // The most parallel tasks any offered tiling of a variable of extent `e` gives: its
 // smallest outer tile (inner tiles of one point have the smallest).
 int64_t max_tasks(int64_t e, const SearchSpaceOptions &o) {
-  const TileSizes t = tile_sizes(e, 1, o.max_tile_options);
+  TileSizes t;
+  tile_sizes(e, 1, o.max_tile_options, t);
   return tasks_of(e, t.size[0]);
 }
 
@@ -178,7 +177,7 @@ int64_t block_lane_ops(const ScheduleState &state, int stage, int var, int64_t &
   const FuncDecision &p = state.pending();
   const FuncNode &node = state.graph().funcs[state.num_decided()];
   for (int s = 0; s < stage && s < static_cast<int>(p.stages.size()); ++s) {
-    total += block_points(p.stages[s], p.stages[s].inner.size()) * block_code_per_point(node.stages[s]);
+    total += block_points(p.stages[s], p.stages[s].inner.size()) * node.stages[s].code_per_point;
   }
   partial_block = static_cast<int>(p.stages.size()) > stage
                       ? block_points(p.stages[stage], static_cast<size_t>(var))
@@ -193,10 +192,8 @@ int64_t max_inner(const ScheduleState &state, int stage, int var, const SearchSp
   int64_t block = 1;
   const int64_t spent = block_lane_ops(state, stage, var, block);
   int64_t widest =
-      std::max<int64_t>(0, o.max_block_lane_ops - spent) / (block * block_code_per_point(node));
-  int64_t gathers = 0;
-  for (const Access &a : node.ops.accesses) gathers += a.pattern == AccessPattern::kGather;
-  if (gathers > 0) widest = std::min(widest, o.max_block_gathers / (block * gathers));
+      std::max<int64_t>(0, o.max_block_lane_ops - spent) / (block * node.code_per_point);
+  if (node.gathers > 0) widest = std::min(widest, o.max_block_gathers / (block * node.gathers));
   return std::max<int64_t>(1, widest);
 }
 

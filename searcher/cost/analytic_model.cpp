@@ -21,9 +21,20 @@ double stage_cost(const StageFeatures &s, const MachineModel &m, const AnalyticM
   const double vector_instructions_per_point =
       vw > 1 ? std::ceil(vw / s[F::native_vector_width]) / vw : 1.0;
   const double plain_loads = s[F::loads_per_point] - s[F::gather_loads_per_point];
-  double cycles = s[F::vector_ops_total] * o.cycles_per_vector_op +
-                  s[F::scalar_ops_total] * o.cycles_per_scalar_op;
-  cycles += plain_loads * total * vector_instructions_per_point * o.cycles_per_load;
+  // A stage left unvectorized still runs vector code when its innermost loop walks the
+  // storage dimension without gathers: LLVM vectorizes such a loop itself.
+  const bool auto_vectorized = vw <= 1 && s[F::gather_loads_per_point] == 0 &&
+                               s[F::innermost_serial_walks_x] != 0 &&
+                               s[F::innermost_serial_extent] >= s[F::native_vector_width];
+  const double auto_lanes = s[F::native_vector_width] * o.auto_vector_lane_share;
+  double cycles = s[F::vector_ops_total] * o.cycles_per_vector_op;
+  if (auto_vectorized) {
+    cycles += s[F::scalar_ops_total] / auto_lanes * o.cycles_per_vector_op;
+    cycles += plain_loads * total / auto_lanes * o.cycles_per_load;
+  } else {
+    cycles += s[F::scalar_ops_total] * o.cycles_per_scalar_op;
+    cycles += plain_loads * total * vector_instructions_per_point * o.cycles_per_load;
+  }
   cycles += s[F::gather_loads_per_point] * total * o.cycles_per_gathered_lane;
   cycles += s[F::body_executions] * o.cycles_per_block;
   cycles += s[F::productions] * o.cycles_per_production;

@@ -23,6 +23,10 @@ struct AnalyticModelOptions {
   double cycles_per_load = 0.5;        // two load ports
   double cycles_per_gathered_lane = 1.0;  // gathers and scalarized loads, per lane
   double cycles_per_block = 1.0;          // loop overhead per innermost block
+  // Halide 14 leaves LLVM's loop vectorizer on: an unvectorized stage whose innermost loop
+  // walks x without gathers runs at this share of the native lanes (measured here: a
+  // pointwise chain unvectorized runs as fast as vectorized by 16).
+  double auto_vector_lane_share = 0.5;
   double cycles_per_production = 20;      // bounds and loop setup of a Func produced in a loop
   // One core alone draws this share of the DRAM bandwidth all cores draw together.
   double single_core_dram_share = 0.6;
@@ -35,7 +39,10 @@ struct AnalyticModelOptions {
   // Allocations at least this big are fresh pages every time (glibc mmap threshold), so
   // each first touch page-faults.
   double page_fault_min_bytes = 128 * 1024;
-  double page_fault_seconds_per_byte = 0.25e-6 / 4096;
+  // Measured here: first touches of fresh anonymous memory cost 1.5 us per 4 KiB page,
+  // from one thread or two alike (they do not scale with cores), so harris with its three
+  // 15 MB intermediates at root runs in 30 ms where computing them in tiles takes 5 ms.
+  double page_fault_seconds_per_byte = 1.5e-6 / 4096;
 };
 
 // Seconds per stage node of already featurized schedules (`features` computed for

@@ -1,6 +1,7 @@
 #include "searcher/cost/featurizer.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -53,10 +54,13 @@ double box_points(const Region &box) {
   return n;
 }
 
-Traffic traffic_of(const std::vector<ReadGroup> &groups, const Region &box, int line_bytes) {
-  Traffic t;
+// Calls add(group index, Traffic of that group) for every group's reads over `box`.
+template <typename Fn>
+void traffic_by_group(const std::vector<ReadGroup> &groups, const Region &box, int line_bytes,
+                      const Fn &add) {
   const double loop_points = box_points(box);
-  for (const ReadGroup &g : groups) {
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const ReadGroup &g = groups[i];
     const Access &a = g.shape;
     double points = 1, e0 = 1;
     bool gathered0 = false;
@@ -75,12 +79,13 @@ Traffic traffic_of(const std::vector<ReadGroup> &groups, const Region &box, int 
       points *= extent;
       if (d == 0) e0 = extent;
     }
-    t.bytes += points * g.bytes;
+    Traffic t;
+    t.bytes = points * g.bytes;
     // Rows of the innermost dimension, each a whole number of lines; gathered elements
     // each take a line of their own.
-    t.lines += gathered0 ? points : (points / e0) * std::ceil(e0 * g.bytes / line_bytes);
+    t.lines = gathered0 ? points : (points / e0) * std::ceil(e0 * g.bytes / line_bytes);
+    add(i, t);
   }
-  return t;
 }
 
 }  // namespace
@@ -91,6 +96,7 @@ const FeatureInfo &feature_info(ScheduledFeature f) { return kScheduledInfo[stat
 size_t FeatureCache::KeyHash::operator()(const Key &k) const {
   size_t h = std::hash<const void *>()(k.decided);
   for (int i : k.inlined) h = h * 1000003u ^ static_cast<size_t>(i);
+  for (int i : k.resident) h = h * 1000003u ^ static_cast<size_t>(i);
   return h;
 }
 
@@ -167,6 +173,24 @@ namespace {
 
 bool is_inlined(const ScheduleState &state, int f) {
   return f < state.num_decided() && state.decision(f).placement == Placement::kInline;
+}
+
+// The caches: L1, L2, L3.
+constexpr int kCacheLevels = 3;
+
+// The first cache level (1: L1, 2: L2, 3: L3) whose usable share holds one allocation of
+// Func p, so that its values stay there between their production and their use; 0 when
+// none does, for input buffers, and while p is undecided (its storage is not known yet:
+// read from memory).
+int resident_level(const ScheduleState &state, const MachineModel &m, int p) {
+  if (p < 0 || p >= state.num_decided() || is_inlined(state, p)) return 0;
+  const double bytes =
+      box_points(state.bounds(p).store_region) * value_bytes(state.graph().funcs[p]);
+  const int64_t caches[kCacheLevels] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
+  for (int k = 0; k < kCacheLevels; ++k) {
+    if (bytes <= static_cast<double>(caches[k]) * kUsableCacheFraction) return k + 1;
+  }
+  return 0;
 }
 
 // Reads of a stage after folding in every inlined producer, with the arithmetic and the
@@ -321,6 +345,23 @@ std::vector<int> Featurizer::inlined_into(const ScheduleState &state, int f) con
   return out;
 }
 
+std::vector<int> Featurizer::resident_producers(const ScheduleState &state, int f,
+                                                const std::vector<int> &inlined) const {
+  std::vector<int> out;
+  auto add_producers_of = [&](int g) {
+    for (int p : graph_->funcs[g].producers) {
+      if (is_inlined(state, p)) continue;
+      const int level = resident_level(state, machine_, p);
+      if (level > 0) out.push_back(p * 4 + level);
+    }
+  };
+  add_producers_of(f);
+  for (int g : inlined) add_producers_of(g);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &state, int f) const {
   const PipelineGraph &g = *graph_;
   const FuncNode &node = g.funcs[f];
@@ -386,31 +427,60 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     }
     const double vectors_per_vw = std::ceil(vw / native);
 
-    // Footprints and working sets per loop level (-1: the whole production).
+    // Footprints and working sets per loop level (-1: the whole production), and per
+    // cache the part of them that must come from beyond it: not the values of producers
+    // (or its own values) that stay resident in that cache (resident_level).
+    const int own_level = node.is_output ? 0 : resident_level(state, m, f);
+    std::vector<int> group_level(groups.size());
+    for (size_t i = 0; i < groups.size(); ++i) {
+      group_level[i] = resident_level(state, m, groups[i].producer);
+    }
+    const double caches[kCacheLevels] = {static_cast<double>(m.l1_bytes),
+                                         static_cast<double>(m.l2_bytes),
+                                         static_cast<double>(m.l3_bytes)};
+    auto resident_in = [](int level, int cache) { return level > 0 && level <= cache + 1; };
+    // The bytes of one iteration of the stage's loops over `box`: all of them, and those
+    // not resident in each cache; returns the reads' traffic.
+    auto iteration_bytes = [&](const Region &box, double &all, double (&moved)[kCacheLevels]) {
+      Traffic reads;
+      const double written = written_bytes(stage, box, bytes);
+      all = written;
+      for (int c = 0; c < kCacheLevels; ++c) moved[c] = resident_in(own_level, c) ? 0 : written;
+      traffic_by_group(groups, box, m.cache_line_bytes, [&](size_t i, const Traffic &t) {
+        reads.bytes += t.bytes;
+        reads.lines += t.lines;
+        all += t.bytes;
+        for (int c = 0; c < kCacheLevels; ++c) moved[c] += resident_in(group_level[i], c) ? 0 : t.bytes;
+      });
+      return reads;
+    };
     const int levels = L + 2;
     std::vector<double> ws(levels), iterations(levels);
+    std::vector<std::array<double, kCacheLevels>> moved(levels);
     std::vector<Traffic> reads(levels);
     double n = 1;
     for (int l = -1; l <= L; ++l) {
       if (l >= 0) n *= static_cast<double>(loops[l].extent);
       const Region box = l < 0 ? whole : iteration_region(loops, l, tiling, stage, whole);
-      reads[l + 1] = traffic_of(groups, box, m.cache_line_bytes);
-      ws[l + 1] = reads[l + 1].bytes + written_bytes(stage, box, bytes);
+      double m_l[kCacheLevels];
+      reads[l + 1] = iteration_bytes(box, ws[l + 1], m_l);
+      std::copy(m_l, m_l + kCacheLevels, moved[l + 1].begin());
       iterations[l + 1] = n;
     }
     // Traffic beyond a cache: the outermost loop whose iteration fits is where reuse
-    // starts; each of its iterations loads its working set once. A production that fits
-    // entirely reads what neighbouring productions or its producers just touched, so
-    // over the run it loads no more than the stage's data over the whole root region.
-    const Region root_box = stage.loop_region(node.root_region);
-    const double compulsory =
-        traffic_of(groups, root_box, m.cache_line_bytes).bytes + written_bytes(stage, root_box, bytes);
-    auto beyond = [&](double cache) {
-      if (ws[0] <= cache * kUsableCacheFraction) return std::min(R * ws[0], std::max(compulsory, ws[0]));
+    // starts; each of its iterations loads what is not resident of its working set once.
+    // A production that fits entirely reads what neighbouring productions or its
+    // producers just touched, so over the run it moves no more than its compulsory
+    // traffic: what is not resident of the stage's data over the whole root region.
+    double compulsory_all = 0, compulsory[kCacheLevels];
+    iteration_bytes(stage.loop_region(node.root_region), compulsory_all, compulsory);
+    auto beyond = [&](int c) {
+      const double usable = caches[c] * kUsableCacheFraction;
+      if (ws[0] <= usable) return std::min(R * moved[0][c], std::max(compulsory[c], moved[0][c]));
       for (int i = 1; i < levels; ++i) {
-        if (ws[i] <= cache * kUsableCacheFraction) return iterations[i] * ws[i] * R;
+        if (ws[i] <= usable) return iterations[i] * moved[i][c] * R;
       }
-      return iterations[levels - 1] * ws[levels - 1] * R;
+      return iterations[levels - 1] * moved[levels - 1][c] * R;
     };
     const double block_vectors = vw > 1 ? unroll * vectors_per_vw : unroll;
     const Traffic &per_task = reads[own_parallel ? 1 : 0];
@@ -427,6 +497,8 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     set(ScheduledFeature::recompute_ratio, root_points > 0 ? total / root_points : 1);
     set(ScheduledFeature::num_loops, static_cast<double>(loops.size()));
     set(ScheduledFeature::innermost_serial_extent, loops.empty() ? 1 : static_cast<double>(loops[L].extent));
+    set(ScheduledFeature::innermost_serial_walks_x,
+        !loops.empty() && loops[L].vars.size() == 1 && loops[L].vars[0] == 0);
     set(ScheduledFeature::body_executions, total / (vw * unroll));
     set(ScheduledFeature::parallel_tasks, own_tasks);
     set(ScheduledFeature::outer_parallelism, tasks);
@@ -460,10 +532,10 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     set(ScheduledFeature::working_set_level2, ws[std::max(levels - 3, 0)]);
     set(ScheduledFeature::working_set_level3, ws[std::max(levels - 4, 0)]);
     set(ScheduledFeature::working_set_production, ws[0]);
-    set(ScheduledFeature::traffic_beyond_l1, beyond(static_cast<double>(m.l1_bytes)));
-    set(ScheduledFeature::traffic_beyond_l2, beyond(static_cast<double>(m.l2_bytes)));
-    set(ScheduledFeature::traffic_beyond_l3, beyond(static_cast<double>(m.l3_bytes)));
-    if (s == 0) {
+    set(ScheduledFeature::traffic_beyond_l1, beyond(0));
+    set(ScheduledFeature::traffic_beyond_l2, beyond(1));
+    set(ScheduledFeature::traffic_beyond_l3, beyond(2));
+    if (s == 0 && !node.is_output) {  // the caller provides the outputs' buffers
       const double alloc = box_points(b.store_region) * bytes;
       set(ScheduledFeature::alloc_bytes, alloc);
       set(ScheduledFeature::alloc_bytes_total, alloc * A);
@@ -490,7 +562,8 @@ PipelineFeatures Featurizer::assemble(const ScheduleState &state, FeatureCache *
     const std::vector<ScheduledFeatures> *features = nullptr;
     std::vector<ScheduledFeatures> fresh;
     if (cache != nullptr) {
-      FeatureCache::Key key{&state.bounds(f), inlined_into(state, f)};
+      FeatureCache::Key key{&state.bounds(f), inlined_into(state, f), {}};
+      key.resident = resident_producers(state, f, key.inlined);
       auto it = cache->entries_.find(key);
       if (it != cache->entries_.end()) {
         ++cache->hits_;

@@ -6,13 +6,16 @@
 // a CPU and to our loop nests (loop_nest.h).
 //
 // Memoization (002_* section 3.3): the features of a decided Func depend only on its own
-// decision and bounds, on the decisions of its consumers (fixed before it is decided), and
-// on which of its producers are inlined into it (their histograms and accesses fold into
-// it). States share decisions behind shared_ptr and only ever append them, so the identity
-// of a Func's decision entry pins down the decisions of every consumer too. A FeatureCache
-// therefore keys a Func's features on (identity of its decision entry, the set of Funcs
-// inlined into it); deciding one more Func recomputes that Func's features and, when it is
-// inlined, those of the Funcs it folds into; everything else is reused.
+// decision and bounds, on the decisions of its consumers (fixed before it is decided), on
+// which of its producers are inlined into it (their histograms and accesses fold into
+// it), and on which of the others keep their values in a cache until it reads them (their
+// allocation fits: that traffic stays off the memory bus). States share decisions behind
+// shared_ptr and only ever append them, so the identity of a Func's decision entry pins
+// down the decisions of every consumer too. A FeatureCache therefore keys a Func's
+// features on (identity of its decision entry, the Funcs inlined into it, its resident
+// producers and their cache levels); deciding one more Func recomputes that Func's
+// features and those of the Funcs it folds into or stays resident for; everything else is
+// reused.
 //
 // Thread safety: a Featurizer is immutable after construction and may be shared; a
 // FeatureCache is not thread-safe (use one per search thread).
@@ -94,6 +97,7 @@ namespace protuner {
   X(recompute_ratio, "points_total / root_points (1: no recompute)", "ratio")                \
   X(num_loops, "loops of the stage's own nest", "loops")                                     \
   X(innermost_serial_extent, "extent of the innermost loop that is not vectorized or unrolled", "iterations") \
+  X(innermost_serial_walks_x, "1 when that loop walks the innermost variable (unit stride)", "flag") \
   X(body_executions, "executions of the innermost vector/unrolled block over the run", "count") \
   X(parallel_tasks, "iterations of the stage's own parallel loop (1: serial)", "tasks")      \
   X(outer_parallelism, "tasks the stage runs in: own, else of an enclosing parallel loop", "tasks") \
@@ -130,7 +134,7 @@ namespace protuner {
   X(traffic_beyond_l1, "bytes over the run that must come from beyond L1 (reuse model)", "bytes") \
   X(traffic_beyond_l2, "bytes over the run that must come from beyond L2", "bytes")          \
   X(traffic_beyond_l3, "bytes over the run that must come from memory", "bytes")             \
-  X(alloc_bytes, "bytes of one allocation (stage 0 only)", "bytes")                          \
+  X(alloc_bytes, "bytes of one allocation (stage 0, not outputs: the caller's)", "bytes")    \
   X(alloc_bytes_total, "alloc_bytes x realizations (stage 0 only)", "bytes")                 \
   X(store_at_root, "1 when stored at root", "flag")
 // clang-format on
@@ -193,7 +197,12 @@ class FeatureCache {
   struct Key {
     const FuncBounds *decided;   // identity of the Func's decision entry
     std::vector<int> inlined;    // Funcs folded into it, sorted
-    bool operator==(const Key &o) const { return decided == o.decided && inlined == o.inlined; }
+    // The producers it reads whose values stay in a cache, as producer * 4 + cache
+    // level, sorted: its memory traffic depends on them.
+    std::vector<int> resident;
+    bool operator==(const Key &o) const {
+      return decided == o.decided && inlined == o.inlined && resident == o.resident;
+    }
   };
   struct KeyHash {
     size_t operator()(const Key &k) const;
@@ -225,6 +234,9 @@ class Featurizer {
   std::vector<ScheduledFeatures> func_features(const ScheduleState &state, int f) const;
   // The Funcs folded into f by inlining, sorted: with f's decision entry, its cache key.
   std::vector<int> inlined_into(const ScheduleState &state, int f) const;
+  // FeatureCache::Key::resident of f, whose inlined producers are `inlined`.
+  std::vector<int> resident_producers(const ScheduleState &state, int f,
+                                      const std::vector<int> &inlined) const;
   PipelineFeatures assemble(const ScheduleState &state, FeatureCache *cache) const;
 
   std::shared_ptr<const PipelineGraph> graph_;

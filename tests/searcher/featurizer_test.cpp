@@ -56,7 +56,7 @@ TEST(Featurizer, ComputesHandCheckedValuesForARootStage) {
   EXPECT_EQ(f[F::bytes_read_per_production], 65 * 64 * 4);
   EXPECT_EQ(f[F::lines_read_per_production], 64 * 5);  // 260 bytes per row: 5 lines
   EXPECT_EQ(f[F::bytes_written_per_production], 64 * 64 * 4);
-  EXPECT_EQ(f[F::alloc_bytes], 64 * 64 * 4);
+  EXPECT_EQ(f[F::alloc_bytes], 0);  // an output: the caller allocates it
   EXPECT_EQ(f[F::parallel_tasks], 1);
   EXPECT_EQ(f[F::core_utilization], 0.5f);  // one task on two cores
   // One block is one vector of x at one y: 17 values of g, 16 of f.
@@ -91,6 +91,43 @@ TEST(Featurizer, FoldsInlinedFuncsIntoTheirConsumers) {
   EXPECT_EQ(f2[F::ops_per_point], 4);
   EXPECT_EQ(f2[F::loads_per_point], 2);
   EXPECT_EQ(f2[F::bytes_read_per_production], 65 * 64 * 4);
+}
+
+// f(x, y) = g(x, y) + g(x + 1, y) over 2048 x 2048 points, g either computed per row of f
+// (8 KB: it stays in cache until f reads it) or at root (16 MB: it does not).
+TEST(Featurizer, ValuesKeptInCacheUntilReadMoveNoMemoryTraffic) {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func g("g"), f("f");
+  g(x, y) = in(x, y) * 3.0f;
+  f(x, y) = g(x, y) + g(x + 1, y);
+  in.set_estimates({{0, 2049}, {0, 2048}});
+  f.set_estimates({{0, 2048}, {0, 2048}});
+  Pipeline p(f);
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+  const Featurizer fz(graph);
+  auto with_g = [&](bool per_row) {
+    ScheduleState s(graph);
+    s.decide(testing::root_decision(s, false));  // f: serial, its y loop outermost
+    FuncDecision d = testing::root_decision(s, false);
+    if (per_row) {
+      d.placement = Placement::kAt;
+      d.compute_at = d.store_at = LoopRef{0, 0, 0};
+    }
+    s.decide(d);
+    s.decide(testing::inline_decision());  // in_im
+    return fz.featurize(s);
+  };
+  const double row = 2048 * 4.0, g_row = 2049 * 4.0;
+  // f's iterations over y each fit in L2 and load what is not resident there: per row,
+  // its own output only when g's row stays in cache, g's row too when g is at root.
+  EXPECT_EQ(with_g(true).stages[0][F::traffic_beyond_l2], 2048 * row);
+  EXPECT_EQ(with_g(false).stages[0][F::traffic_beyond_l2], 2048 * (row + g_row));
+  // g per row writes into a buffer that stays in L1; at root its 16 MB go out to L3.
+  EXPECT_EQ(with_g(true).stages[1][F::alloc_bytes], g_row);
+  EXPECT_EQ(with_g(true).stages[1][F::traffic_beyond_l1], 2048 * g_row);  // reads of in
+  EXPECT_EQ(with_g(false).stages[1][F::traffic_beyond_l1], 2048 * 2 * g_row);
 }
 
 TEST(Featurizer, ListsEveryStageAndTheStageDag) {

@@ -186,8 +186,9 @@ TEST(LearnedModel, UntrainedFeedForwardIsNearTheSumOfItsCostTerms) {
 
 void expect_training_lowers_heldout_loss(LearnedModelKind kind) {
   TrainerOptions o;
-  o.epochs = 40;
-  o.learning_rate = 3e-3;
+  o.epochs = 150;
+  o.patience = 30;
+  o.learning_rate = 1e-3;
   o.seed = 11;
   TrainingReport report;
   const LearnedNetwork trained = train_model(kind, tiny_model(), data().train, o, &report);
@@ -197,11 +198,13 @@ void expect_training_lowers_heldout_loss(LearnedModelKind kind) {
   const double before =
       weighted_relative_error(predict_samples(untrained, data().test), data().test);
   const double after = weighted_relative_error(predict_samples(trained, data().test), data().test);
-  // Seen at the time of writing: feed-forward 0.60 -> 0.06, GCN 1.53 -> 0.22.
+  // Seen at the time of writing: feed-forward 1.02 -> 0.11, GCN 3.05 -> 0.40.
   EXPECT_LT(after, 0.5 * before) << model_kind_name(kind) << ": untrained " << before
                                  << ", trained " << after;
-  // Seen: feed-forward 0.96, GCN 0.84 (a random model ranks half the pairs right).
-  EXPECT_GT(evaluate(trained, data().test).overall.ranking_accuracy, 0.7);
+  // Seen: feed-forward 0.95, GCN 0.77 (a random model ranks half the pairs right). The
+  // GCN learns the analytic model's page-fault threshold (a step in the runtime when a
+  // root Func grows past 128 KB) slowly: it needs the lower rate and longer patience.
+  EXPECT_GT(evaluate(trained, data().test).overall.ranking_accuracy, 0.7) << model_kind_name(kind);
 }
 
 TEST(LearnedModel, FeedForwardTrainingLowersHeldOutLoss) {
@@ -214,7 +217,7 @@ TEST(LearnedModel, GcnTrainingLowersHeldOutLoss) {
 
 TEST(LearnedModel, TrainingIsReproducibleFromItsSeed) {
   TrainerOptions o;
-  o.epochs = 2;
+  o.epochs = 40;
   o.seed = 4;
   const LearnedNetwork a = train_model(LearnedModelKind::kGcn, tiny_model(), data().train, o);
   const LearnedNetwork b = train_model(LearnedModelKind::kGcn, tiny_model(), data().train, o);
@@ -229,8 +232,9 @@ TEST(LearnedModel, FineTuningOnOneAppLowersItsLoss) {
     if (s.app == "conv") conv_test.push_back(s);
   }
   TrainerOptions o;
-  o.epochs = 8;
-  o.learning_rate = 3e-3;
+  o.epochs = 150;
+  o.patience = 30;
+  o.learning_rate = 1e-3;
   LearnedNetwork network = train_model(LearnedModelKind::kFeedForward, tiny_model(), blur, o);
   const double before = weighted_relative_error(predict_samples(network, conv_test), conv_test);
   o.fine_tune_learning_rate_scale = 0.5;
@@ -244,7 +248,7 @@ TEST(LearnedModel, FineTuningOnOneAppLowersItsLoss) {
 
 void expect_round_trip(LearnedModelKind kind) {
   TrainerOptions o;
-  o.epochs = 2;  // trained, so batch-norm statistics and parameters are not the defaults
+  o.epochs = 40;  // trained, so batch-norm statistics and parameters are not the defaults
   const LearnedNetwork saved = train_model(kind, tiny_model(), data().train, o);
   const std::string path = temp_path(std::string("round_trip_") + model_kind_name(kind));
   saved.save(path);
