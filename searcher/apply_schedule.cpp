@@ -3,6 +3,7 @@
 #include <Halide.h>
 #include <cctype>
 #include <sstream>
+#include <stdexcept>
 
 #include "common/errors.h"
 #include "searcher/schedule_directives.h"
@@ -15,11 +16,34 @@ namespace {
 
 using Kind = Directive::Kind;
 
-Halide::VarOrRVar loop_var(const std::string &name, bool is_rvar) {
-  return is_rvar ? Halide::VarOrRVar(Halide::RVar(name)) : Halide::VarOrRVar(Halide::Var(name));
+// Halide names reduction variables per instance: an RDom without a name takes a process-
+// wide counter ("r156$x" in one instance of an algorithm, "r1146$x" in the next). So a
+// schedule refers to them by position, the index-th rvar of update stage `stage`, and
+// each pipeline it is applied to supplies its own names.
+struct RVarPosition {
+  int stage = 0, index = 0;
+};
+
+RVarPosition rvar_position(const PipelineGraph &g, int func, const std::string &name) {
+  const FuncNode &node = g.funcs[func];
+  for (size_t s = 1; s < node.stages.size(); ++s) {
+    const StageNode &st = node.stages[s];
+    for (size_t v = static_cast<size_t>(st.num_pure); v < st.loop_vars.size(); ++v) {
+      if (st.loop_vars[v] == name) return {static_cast<int>(s), static_cast<int>(v) - st.num_pure};
+    }
+  }
+  throw std::logic_error("apply_schedule: no reduction variable '" + name + "' in " + node.name);
 }
 
-void apply_directive(const Directive &d, std::vector<Halide::Func> &funcs) {
+Halide::VarOrRVar loop_var(const PipelineGraph &g, std::vector<Halide::Func> &funcs, int func,
+                           const std::string &name, bool is_rvar) {
+  if (!is_rvar) return Halide::Var(name);
+  const RVarPosition p = rvar_position(g, func, name);
+  const auto &rvars = funcs[func].function().update(p.stage - 1).schedule().rvars();
+  return Halide::RVar(rvars.at(static_cast<size_t>(p.index)).var);
+}
+
+void apply_directive(const Directive &d, const PipelineGraph &g, std::vector<Halide::Func> &funcs) {
   Halide::Func &f = funcs[d.func];
   Halide::Stage stage = d.stage == 0 ? Halide::Stage(f) : f.update(d.stage - 1);
   auto var = [&](size_t i) { return Halide::VarOrRVar(Halide::Var(d.vars[i])); };
@@ -35,7 +59,8 @@ void apply_directive(const Directive &d, std::vector<Halide::Func> &funcs) {
       break;
     case Kind::kComputeAt:
     case Kind::kStoreAt: {
-      const Halide::LoopLevel at(funcs[d.target_func], loop_var(d.vars[0], d.target_is_rvar));
+      const Halide::LoopLevel at(funcs[d.target_func],
+                                 loop_var(g, funcs, d.target_func, d.vars[0], d.target_is_rvar));
       if (d.kind == Kind::kComputeAt)
         f.compute_at(at);
       else
@@ -48,7 +73,9 @@ void apply_directive(const Directive &d, std::vector<Halide::Func> &funcs) {
       break;
     case Kind::kReorder: {
       std::vector<Halide::VarOrRVar> order;
-      for (size_t i = 0; i < d.vars.size(); ++i) order.push_back(loop_var(d.vars[i], d.is_rvar[i]));
+      for (size_t i = 0; i < d.vars.size(); ++i) {
+        order.push_back(loop_var(g, funcs, d.func, d.vars[i], d.is_rvar[i]));
+      }
       stage.reorder(order);
       break;
     }
@@ -79,8 +106,13 @@ std::string quoted(const std::string &s) {
   return out + "\"";
 }
 
-std::string var_source(const std::string &name, bool is_rvar) {
-  return std::string(is_rvar ? "RVar(" : "Var(") + quoted(name) + ")";
+std::string var_source(const std::string &name) { return "Var(" + quoted(name) + ")"; }
+
+// See RVarPosition: the pasted source looks the name up in the generator's own pipeline.
+std::string rvar_source(const PipelineGraph &g, int func, const std::string &name) {
+  const RVarPosition p = rvar_position(g, func, name);
+  return "RVar(f" + std::to_string(func) + ".function().update(" + std::to_string(p.stage - 1) +
+         ").schedule().rvars().at(" + std::to_string(p.index) + ").var)";
 }
 
 std::string stage_source(const Directive &d) {
@@ -88,7 +120,10 @@ std::string stage_source(const Directive &d) {
   return d.stage == 0 ? f : f + ".update(" + std::to_string(d.stage - 1) + ")";
 }
 
-std::string directive_source(const Directive &d) {
+std::string directive_source(const Directive &d, const PipelineGraph &g) {
+  auto loop_source = [&](int func, const std::string &name, bool is_rvar) {
+    return is_rvar ? rvar_source(g, func, name) : var_source(name);
+  };
   const std::string f = "f" + std::to_string(d.func);
   std::ostringstream os;
   switch (d.kind) {
@@ -104,36 +139,37 @@ std::string directive_source(const Directive &d) {
     case Kind::kComputeAt:
     case Kind::kStoreAt:
       os << f << (d.kind == Kind::kComputeAt ? ".compute_at" : ".store_at") << "(LoopLevel(f"
-         << d.target_func << ", " << var_source(d.vars[0], d.target_is_rvar) << "));";
+         << d.target_func << ", " << loop_source(d.target_func, d.vars[0], d.target_is_rvar)
+         << "));";
       break;
     case Kind::kSplit:
-      os << stage_source(d) << ".split(" << var_source(d.vars[0], false) << ", "
-         << var_source(d.vars[1], false) << ", " << var_source(d.vars[2], false) << ", " << d.factor
+      os << stage_source(d) << ".split(" << var_source(d.vars[0]) << ", "
+         << var_source(d.vars[1]) << ", " << var_source(d.vars[2]) << ", " << d.factor
          << ", TailStrategy::GuardWithIf);";
       break;
     case Kind::kReorder:
       os << stage_source(d) << ".reorder(std::vector<VarOrRVar>{";
       for (size_t i = 0; i < d.vars.size(); ++i) {
-        os << (i ? ", " : "") << var_source(d.vars[i], d.is_rvar[i]);
+        os << (i ? ", " : "") << loop_source(d.func, d.vars[i], d.is_rvar[i]);
       }
       os << "});";
       break;
     case Kind::kRename:
-      os << stage_source(d) << ".rename(" << var_source(d.vars[0], false) << ", "
-         << var_source(d.vars[1], false) << ");";
+      os << stage_source(d) << ".rename(" << var_source(d.vars[0]) << ", "
+         << var_source(d.vars[1]) << ");";
       break;
     case Kind::kFuse:
-      os << stage_source(d) << ".fuse(" << var_source(d.vars[0], false) << ", "
-         << var_source(d.vars[1], false) << ", " << var_source(d.vars[2], false) << ");";
+      os << stage_source(d) << ".fuse(" << var_source(d.vars[0]) << ", "
+         << var_source(d.vars[1]) << ", " << var_source(d.vars[2]) << ");";
       break;
     case Kind::kParallel:
-      os << stage_source(d) << ".parallel(" << var_source(d.vars[0], false) << ");";
+      os << stage_source(d) << ".parallel(" << var_source(d.vars[0]) << ");";
       break;
     case Kind::kVectorize:
-      os << stage_source(d) << ".vectorize(" << var_source(d.vars[0], false) << ");";
+      os << stage_source(d) << ".vectorize(" << var_source(d.vars[0]) << ");";
       break;
     case Kind::kUnroll:
-      os << stage_source(d) << ".unroll(" << var_source(d.vars[0], false) << ");";
+      os << stage_source(d) << ".unroll(" << var_source(d.vars[0]) << ");";
       break;
   }
   return os.str();
@@ -152,7 +188,7 @@ void apply_schedule(const ScheduleState &state, Halide::Pipeline &pipeline) {
   const std::vector<Directive> directives = schedule_directives(state);
   std::vector<Halide::Func> funcs = funcs_in_graph_order(pipeline);
   check_same_pipeline(pipeline_signature(state.graph()), pipeline_signature(funcs));
-  for (const Directive &d : directives) apply_directive(d, funcs);
+  for (const Directive &d : directives) apply_directive(d, state.graph(), funcs);
 }
 
 std::string schedule_source(const ScheduleState &state, const std::string &name) {
@@ -181,7 +217,7 @@ std::string schedule_source(const ScheduleState &state, const std::string &name)
     os << "  Func f" << i << "(order[" << i << "]);  // " << stable_func_name(g.funcs[i].name)
        << "\n";
   }
-  for (const Directive &d : schedule_directives(state)) os << "  " << directive_source(d) << "\n";
+  for (const Directive &d : schedule_directives(state)) os << "  " << directive_source(d, g) << "\n";
   os << "}\n";
   return os.str();
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -197,6 +198,16 @@ int64_t max_inner(const ScheduleState &state, int stage, int var, const SearchSp
   return std::max<int64_t>(1, widest);
 }
 
+// How many loops outside compute loop `at` storage at `store` is, counted within the
+// consumer's own loop nest; storage in another Func's loops or at root counts as unbounded.
+int storage_hoist(const LoopRef &at, const LoopRef &store) {
+  if (store == at) return 0;
+  if (store.is_root() || store.func != at.func || store.stage != at.stage) {
+    return std::numeric_limits<int>::max();
+  }
+  return at.loop - store.loop;
+}
+
 Step place_step(Placement p, const LoopRef &at = {}, const LoopRef &store = {}) {
   Step s;
   s.placement = p;
@@ -251,12 +262,10 @@ std::vector<Step> SearchSpace::place_steps(const ScheduleState &state) const {
             state.inside_fused_loop(at)) {
           continue;
         }
-        if (!options_.outer_storage) {
-          out.push_back(place_step(Placement::kAt, at, at));
-          continue;
-        }
         for (const LoopRef &store : state.store_options(at)) {
-          out.push_back(place_step(Placement::kAt, at, store));
+          if (storage_hoist(at, store) <= options_.max_storage_hoist) {
+            out.push_back(place_step(Placement::kAt, at, store));
+          }
         }
       }
     }
@@ -377,9 +386,11 @@ std::string SearchSpace::pruned_because(const ScheduleState &state, const FuncDe
                        ? "inlining would unroll too many calls into a consumer's inner block"
                        : "inlining would put too much code into the blocks using it";
           }
-          if (step.placement == Placement::kAt && !(step.store_at == step.compute_at) &&
-              !options_.outer_storage) {
-            return "storage outside the compute loop is not offered (outer_storage is off)";
+          if (step.placement == Placement::kAt &&
+              storage_hoist(step.compute_at, step.store_at) > options_.max_storage_hoist) {
+            return "storage more than " + std::to_string(options_.max_storage_hoist) +
+                   " loop(s) outside the compute loop, or outside its loop nest, is not "
+                   "offered (max_storage_hoist)";
           }
           return "placement is not offered";
         case Step::Kind::kTile:

@@ -65,6 +65,26 @@ TEST(RandomSchedules, MatrixMultiplyComputesTheSameBits) {
   check_random_schedules([] { return testing::matmul_pipeline(); }, 4);
 }
 
+// An RDom without a name takes a process-wide counter ("r156$x" here, "r161$x" in the next
+// instance): schedules name reduction loops by position, so they apply to any instance.
+Halide::Pipeline unnamed_reduction_pipeline() {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func sums("sums"), out("out");
+  RDom r(0, 16, 0, 2);
+  sums(x, y) = 0.0f;
+  sums(x, y) += in(x + r.x, y + r.y);
+  out(x, y) = sums(x, y) * 0.5f;
+  in.set_estimates({{0, 79}, {0, 49}});
+  out.set_estimates({{0, 64}, {0, 48}});
+  return Pipeline(out);
+}
+
+TEST(RandomSchedules, UnnamedReductionDomainsComputeTheSameBits) {
+  check_random_schedules(unnamed_reduction_pipeline, 6);
+}
+
 TEST(RandomSchedules, PyramidComputesTheSameBits) {
   check_random_schedules([] { return testing::pyramid_pipeline(); }, 5);
 }

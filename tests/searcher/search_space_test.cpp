@@ -352,30 +352,40 @@ TEST(SearchSpace, StoreOptionsStopAtTheFirstParallelLoop) {
   EXPECT_EQ(stores.back(), (LoopRef{0, 0, 0})) << "the parallel strip loop, not root";
 }
 
-TEST(SearchSpace, OuterStorageIsOfferedOnlyWhenEnabled) {
+TEST(SearchSpace, StorageIsOfferedAtMostMaxStorageHoistLoopsOut) {
   const auto graph = graph_of(testing::blur_chain_pipeline(1536, 2560));
   ScheduleState s(graph);
-  FuncDecision sharp;  // serial strips
+  FuncDecision sharp;  // serial strips: loops y_o, y_m, x_m, x_i
   sharp.placement = Placement::kRoot;
   sharp.stages = {StageTiling{{1536, 64}, {16, 1}, 0}};
   s.decide(sharp);
-  auto outer_stores = [&](const SearchSpace &space) {
+  auto hoisted = [&](const SearchSpace &space) {
     int n = 0;
-    for (const Step &c : space.children(s)) n += c.placement == Placement::kAt && !(c.store_at == c.compute_at);
+    for (const Step &c : space.children(s)) {
+      if (c.placement != Placement::kAt || c.store_at == c.compute_at) continue;
+      EXPECT_FALSE(c.store_at.is_root());
+      EXPECT_EQ(c.store_at.loop, c.compute_at.loop - 1) << "one loop out, in sharp's nest";
+      ++n;
+    }
     return n;
   };
-  EXPECT_EQ(outer_stores(space_for_tests()), 0);
+  EXPECT_GT(hoisted(space_for_tests()), 0);
   SearchSpaceOptions o = space_for_tests().options();
-  o.outer_storage = true;
-  EXPECT_GT(outer_stores(SearchSpace(o)), 0);
+  o.max_storage_hoist = 0;
+  EXPECT_EQ(hoisted(SearchSpace(o)), 0);
+  // blur_y computed per row of a strip: stored per strip (one loop out) is offered, at
+  // root (two out) is legal in the state but not offered.
   FuncDecision blur_y;
   blur_y.placement = Placement::kAt;
   blur_y.compute_at = {0, 0, 1};
-  blur_y.store_at = LoopRef{};
+  blur_y.store_at = {0, 0, 0};
   blur_y.stages = {StageTiling{{1536, 1}, {16, 1}, 0}};
+  EXPECT_EQ(space_for_tests().pruned_because(s, blur_y), "");
+  blur_y.store_at = LoopRef{};
   EXPECT_EQ(s.check_decision(blur_y), "") << "legal in the state";
   EXPECT_EQ(space_for_tests().pruned_because(s, blur_y),
-            "storage outside the compute loop is not offered (outer_storage is off)");
+            "storage more than 1 loop(s) outside the compute loop, or outside its loop nest, "
+            "is not offered (max_storage_hoist)");
 }
 
 TEST(SearchSpace, BoundaryConditionsAndInputReadersAreUnsafeToSlide) {
