@@ -40,6 +40,12 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
 // tail (GuardWithIf): Halide's default tails compute past the region a consumer needs
 // (ShiftInwards when the region is smaller than a tile, RoundUp in updates), and where that
 // region reaches an input buffer without a boundary condition the reads go out of bounds.
+//
+// Three loops are split inner tile first, then the rest into tiles of tile/inner inner
+// tiles (the space's tiles are multiples of the inner tile). The same loops split outer
+// first lose the tile's guard in Halide 14 when the region is a compile-time constant (a
+// lookup table indexed by a uint8) and the inner loop is vectorized: the last tile stores
+// past the allocation (AppliedSchedules.TheLastTileOfAConstantRegionStaysInsideItsBuffer).
 void split_directives(const StageNode &stage, const StageTiling &t, const Region &region, int f,
                       int s, std::vector<Directive> &out) {
   for (int v = 0; v < stage.num_pure; ++v) {
@@ -54,8 +60,13 @@ void split_directives(const StageNode &stage, const StageTiling &t, const Region
       out.push_back(d);
     };
     if (vs.split_outer && vs.has_middle && vs.has_inner) {
-      split(name, vs.outer_name, name + "_t", vs.tile);
-      split(name + "_t", vs.middle_name, vs.inner_name, vs.inner);
+      if (vs.tile % vs.inner == 0) {
+        split(name, name + "_t", vs.inner_name, vs.inner);
+        split(name + "_t", vs.outer_name, vs.middle_name, vs.tile / vs.inner);
+      } else {  // only a hand-written schedule file has such tiles: no other way to split
+        split(name, vs.outer_name, name + "_t", vs.tile);
+        split(name + "_t", vs.middle_name, vs.inner_name, vs.inner);
+      }
     } else if (vs.split_outer && vs.has_middle) {
       split(name, vs.outer_name, vs.middle_name, vs.tile);
     } else if (vs.split_outer && vs.has_inner) {

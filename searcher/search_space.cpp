@@ -66,6 +66,21 @@ namespace {
 
 int64_t tasks_of(int64_t extent, int64_t tile) { return tile >= extent ? 1 : (extent + tile - 1) / tile; }
 
+// The most parallel tasks any offered tiling of a variable of extent `e` gives: its
+// smallest outer tile (inner tiles of one point have the smallest).
+int64_t max_tasks(int64_t e, const SearchSpaceOptions &o) {
+  TileSizes t;
+  tile_sizes(e, 1, o.max_tile_options, t);
+  return tasks_of(e, t.size[0]);
+}
+
+// Rule 2 applies to a stage whose pure variables can give `cores` tasks at all.
+bool can_fill_cores(const std::vector<int64_t> &extents, const SearchSpaceOptions &o) {
+  int64_t tasks = 1;
+  for (int64_t e : extents) tasks *= max_tasks(e, o);
+  return tasks >= o.cores;
+}
+
 // Whether tiling `t` of a stage is in the space for this placement: representable
 // parallelism, no nested parallelism, enough tasks for big root stages.
 bool tiling_allowed(const StageTiling &t, const std::vector<int64_t> &extents, bool inside_parallel,
@@ -80,7 +95,8 @@ bool tiling_allowed(const StageTiling &t, const std::vector<int64_t> &extents, b
   if (t.parallel_loops > outer) return false;
   if (!at_root && t.parallel_loops > 1) return false;  // see ScheduleState::check_decision
   if (inside_parallel && t.parallel_loops > 0) return false;
-  if (at_root && points >= o.min_parallel_points && (t.parallel_loops == 0 || tasks < o.cores)) {
+  if (at_root && points >= o.min_parallel_points && (t.parallel_loops == 0 || tasks < o.cores) &&
+      can_fill_cores(extents, o)) {
     return false;
   }
   return true;
@@ -140,20 +156,12 @@ struct VarPairs {
   }
 };
 
-// The most parallel tasks any offered tiling of a variable of extent `e` gives: its
-// smallest outer tile (inner tiles of one point have the smallest).
-int64_t max_tasks(int64_t e, const SearchSpaceOptions &o) {
-  TileSizes t;
-  tile_sizes(e, 1, o.max_tile_options, t);
-  return tasks_of(e, t.size[0]);
-}
-
 // Rule 2 looks ahead: a (tile, inner) choice is offered only if some completion of the
 // stage still has enough parallel tasks, so a rollout never walks into a dead end. Returns
 // the fewest tasks the chosen variable's own tiles must give (1: no constraint).
 int64_t tasks_needed(const ScheduleState &state, int stage, int var, const StageContext &c,
                      const SearchSpaceOptions &o) {
-  if (!c.at_root || c.points < o.min_parallel_points) return 1;
+  if (!c.at_root || c.points < o.min_parallel_points || !can_fill_cores(c.extents, o)) return 1;
   int64_t others = 1;  // variables already tiled, and the most the later ones can add
   const FuncDecision &d = state.pending();
   if (static_cast<int>(d.stages.size()) > stage) {

@@ -32,7 +32,9 @@ struct SearchSpaceOptions {
   //    points of the Func (more is excessive recompute, e.g. a 7x7 stencil of a stencil).
   int64_t max_inline_footprint = 32;
   // 2. A stage computed at root with at least this many points must run at least `cores`
-  //    parallel tasks (too little parallelism for the machine otherwise).
+  //    parallel tasks (too little parallelism for the machine otherwise), when its pure
+  //    variables can give that many: an update without pure variables (a histogram's
+  //    scatter over the image) runs serially.
   int64_t min_parallel_points = 16384;
   // 3. No parallel loop inside a parallel loop (the outer one already fills the cores).
   // 5. Inlining is offered only if an innermost block (vector x unrolled tile) of every

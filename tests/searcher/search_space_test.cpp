@@ -331,6 +331,48 @@ TEST(SearchSpace, TooFewParallelTasksIsTheReasonGiven) {
   EXPECT_EQ(space.pruned_because(s, parallel), "");
 }
 
+// A histogram's update scatters over the whole image and has no pure variable to run in
+// parallel: rule 2 cannot apply to it, and every rollout still completes (hist, in the
+// suite, dead-ended: its only placement, root, was pruned for too few tasks).
+TEST(SearchSpace, AnUpdateWithoutPureVariablesRunsSeriallyAtRoot) {
+  using namespace Halide;
+  ImageParam in(UInt(8), 2, "in");
+  Var x("x"), y("y"), i("i");
+  RDom pixels(0, 1536, 0, 2560, "pixels");
+  Func hist("hist"), cdf("cdf"), out("out");
+  hist(i) = 0;
+  hist(cast<int>(in(pixels.x, pixels.y))) += 1;
+  RDom bins(1, 255, "bins");
+  cdf(i) = hist(0);
+  cdf(bins) = cdf(bins - 1) + hist(bins);
+  out(x, y) = cdf(cast<int>(in(x, y)));
+  in.set_estimates({{0, 1536}, {0, 2560}});
+  out.set_estimates({{0, 1536}, {0, 2560}});
+  const auto graph = graph_of(Pipeline(out));
+  const SearchSpace space = space_for_tests();
+  std::mt19937_64 rng(5);
+  for (int k = 0; k < 50; ++k) {
+    ScheduleState s(graph);
+    ASSERT_TRUE(space.random_rollout(s, rng)) << "rollout " << k << " dead-ended";
+  }
+  // cdf and hist at root, hist's update serial: offered.
+  ScheduleState s(graph);
+  FuncDecision o;
+  o.placement = Placement::kRoot;
+  o.stages = {StageTiling{{1536, 160}, {16, 1}, 1}};
+  s.decide(o);
+  ASSERT_EQ(stable_func_name(graph->funcs[2].name), "hist");
+  FuncDecision root_cdf;
+  root_cdf.placement = Placement::kRoot;
+  for (const StageNode &st : graph->funcs[1].stages) {
+    root_cdf.stages.push_back(StageTiling{std::vector<int64_t>(st.num_pure, 256),
+                                          std::vector<int64_t>(st.num_pure, 1), 0});
+  }
+  s.decide(root_cdf);
+  FuncDecision root_hist = root_cdf;
+  EXPECT_EQ(space.pruned_because(s, root_hist), "");
+}
+
 // Storage may move out from the compute loop, but not past a parallel loop, and not at
 // all for a Func that reads an input buffer.
 TEST(SearchSpace, StoreOptionsStopAtTheFirstParallelLoop) {

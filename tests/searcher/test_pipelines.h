@@ -1,6 +1,6 @@
 // Small pipelines for searcher tests, one per shape of computation the space must handle:
 // a stencil chain, a bilateral grid (scatter histogram + blur + slice), a convolution with
-// a reduction, a matrix multiply, and a pyramid. Each call builds fresh Funcs, so a test can
+// a reduction, a matrix multiply, a pyramid, and a histogram equalization (lookup tables). Each call builds fresh Funcs, so a test can
 // schedule one instance and compare it with another. Header-only: tests that compile
 // emitted schedule source build the same pipelines from it.
 #pragma once
@@ -104,6 +104,27 @@ inline Halide::Pipeline pyramid_pipeline(int width = 64, int height = 48, int le
   }
   Func out("out");
   out(x, y) = up(x, y);
+  in.set_estimates({{0, width}, {0, height}});
+  out.set_estimates({{0, width}, {0, height}});
+  return Pipeline(out);
+}
+
+// Histogram equalization of an 8-bit image: a histogram whose update has no pure variable,
+// a serial scan (the CDF) and a lookup. The tables' regions are compile-time constants
+// (0..255, from the uint8 index), which Halide simplifies differently from regions that
+// depend on buffer sizes.
+inline Halide::Pipeline equalize_pipeline(int width = 64, int height = 48) {
+  using namespace Halide;
+  ImageParam in(UInt(8), 2, "in");
+  Var x("x"), y("y"), i("i");
+  Func hist("hist"), cdf("cdf"), out("out");
+  RDom pixels(0, width, 0, height, "pixels");
+  hist(i) = 0;
+  hist(in(pixels.x, pixels.y)) += 1;
+  RDom bins(1, 255, "bins");
+  cdf(i) = hist(0);
+  cdf(bins) = cdf(bins - 1) + hist(bins);
+  out(x, y) = cast<uint8_t>(cdf(in(x, y)) * 255 / (width * height));
   in.set_estimates({{0, width}, {0, height}});
   out.set_estimates({{0, width}, {0, height}});
   return Pipeline(out);
