@@ -88,6 +88,8 @@ class Ensemble {
       std::vector<Step> steps = ctx_.space->children(root_);
       if (steps.empty()) throw Error("MCTS: no complete schedule: a state on the way has no child");
       if (steps.size() == 1) {
+        // A forced step that completes a Func leaves the measuring to the next decision.
+        if (next_step_completes_func(root_)) func_completed_unmeasured_ = true;
         advance(steps[0], root_.with_step(steps[0]));
         continue;
       }
@@ -181,6 +183,7 @@ class Ensemble {
       return x.average_cost < y.average_cost;
     });
     if (!should_measure()) return order[0];
+    func_completed_unmeasured_ = false;
     std::vector<size_t> picked;
     std::vector<std::string> seen;
     for (size_t i : order) {
@@ -210,10 +213,26 @@ class Ensemble {
     return fastest ? *fastest : order[0];
   }
 
+  // cost+real measures where a Func gets complete: at the decision of its last step or,
+  // when that step was forced (one child), at the next decision.
   bool should_measure() const {
-    if (!options_.measure || !ctx_.measurer || !next_step_completes_func(root_)) return false;
-    if (out_of_time()) return false;
+    return (next_step_completes_func(root_) || func_completed_unmeasured_) && may_measure();
+  }
+
+  bool may_measure() const {
+    if (!options_.measure || !ctx_.measurer || out_of_time()) return false;
     return measure_seconds_ <= options_.max_measure_time_share * elapsed();
+  }
+
+  // A search whose last Func was completed by forced steps measures its best schedule at
+  // the end: otherwise a pipeline whose every Func ends in a forced step is never measured.
+  void measure_the_last_func() {
+    if (!func_completed_unmeasured_ || !best_ || !may_measure()) return;
+    func_completed_unmeasured_ = false;
+    const Clock::time_point before = Clock::now();
+    const std::optional<double> seconds = ctx_.measurer->measure({best_.get()}).at(0);
+    measure_seconds_ += std::chrono::duration<double>(Clock::now() - before).count();
+    if (seconds) note_measured(best_, best_cost_, *seconds);
   }
 
   void advance(const Step &step, const ScheduleState &next_root) {
@@ -275,6 +294,7 @@ class Ensemble {
       note_cost(std::make_shared<const ScheduleState>(root_), cost);
     }
     ensure_some_schedule();
+    measure_the_last_func();
     const bool measured = static_cast<bool>(best_measured_);
     SearchResult r(measured ? *best_measured_ : *best_);
     r.best_cost = measured ? best_measured_cost_ : best_cost_;
@@ -300,6 +320,7 @@ class Ensemble {
   double best_measured_cost_ = 0;
   std::optional<double> best_measured_seconds_;
   double measure_seconds_ = 0;
+  bool func_completed_unmeasured_ = false;  // see should_measure
   std::vector<TracePoint> trace_;
 };
 

@@ -317,6 +317,44 @@ TEST(MctsSearch, CostPlusRealReturnsTheFastestMeasuredSchedule) {
   EXPECT_EQ(r.measurements, measurer.measurements());
 }
 
+// One 1-D Func big enough that its loops must run in parallel: its one outer loop is the
+// only choice of the last step (which loops run in parallel), so no decision the search
+// makes completes a Func.
+Halide::Pipeline one_dimensional_pipeline() {
+  using namespace Halide;
+  ImageParam in(Float(32), 1, "in");
+  Var x("x");
+  Func g("g");
+  g(x) = in(x) * 2.0f;
+  in.set_estimates({{0, 1 << 16}});
+  g.set_estimates({{0, 1 << 16}});
+  return Pipeline(g);
+}
+
+TEST(MctsSearch, CostPlusRealMeasuresWhenTheLastStepOfEveryFuncIsForced) {
+  const auto graph = graph_of(one_dimensional_pipeline());
+  const SearchSpace space = space_for_tests();
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 20; ++i) {  // the premise: the step that completes g is forced
+    ScheduleState s(graph);
+    while (!s.complete()) {
+      const std::vector<Step> children = space.children(s);
+      if (s.mid_decision() && s.next_step().kind == Step::Kind::kParallel) {
+        ASSERT_EQ(children.size(), 1u);
+      }
+      s.take_step(*space.random_child(s, rng));
+    }
+  }
+  SearchContext ctx = context_for(graph, space, random_complete(graph, space, 3), 1);
+  FakeMeasurer measurer;
+  ctx.measurer = &measurer;
+  SearchBudget budget;
+  budget.iterations = 5;
+  const SearchResult r = make_search("mcts_cost+real_1s")->run(ctx, budget);
+  EXPECT_GT(measurer.measurements(), 0);
+  EXPECT_EQ(r.measurements, measurer.measurements());
+}
+
 TEST(SearchRegistry, NamesEveryTableOneConfigurationAndRefusesOthers) {
   for (const char *name : {"mcts_30s", "mcts_10s", "mcts_1s", "mcts_0.5s", "mcts_Cp10_30s",
                            "mcts_sqrt2_30s", "mcts_cost+real_30s", "mcts_cost+real_1s", "beam",
