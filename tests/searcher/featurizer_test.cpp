@@ -18,16 +18,16 @@ namespace {
 
 using F = ScheduledFeature;
 
-// f(x, y) = g(x, y) + g(x + 1, y), g(x, y) = in(x, y) * 3, over 64 x 64 points.
-std::shared_ptr<const PipelineGraph> two_tap_graph() {
+// f(x, y) = g(x, y) + g(x + 1, y), g(x, y) = in(x, y) * 3, over n x n points.
+std::shared_ptr<const PipelineGraph> two_tap_graph(int n = 64) {
   using namespace Halide;
   ImageParam in(Float(32), 2, "in");
   Var x("x"), y("y");
   Func g("g"), f("f");
   g(x, y) = in(x, y) * 3.0f;
   f(x, y) = g(x, y) + g(x + 1, y);
-  in.set_estimates({{0, 65}, {0, 64}});
-  f.set_estimates({{0, 64}, {0, 64}});
+  in.set_estimates({{0, n + 1}, {0, n}});
+  f.set_estimates({{0, n}, {0, n}});
   Pipeline p(f);
   return std::make_shared<const PipelineGraph>(analyze_pipeline(p));
 }
@@ -96,16 +96,7 @@ TEST(Featurizer, FoldsInlinedFuncsIntoTheirConsumers) {
 // f(x, y) = g(x, y) + g(x + 1, y) over 2048 x 2048 points, g either computed per row of f
 // (8 KB: it stays in cache until f reads it) or at root (16 MB: it does not).
 TEST(Featurizer, ValuesKeptInCacheUntilReadMoveNoMemoryTraffic) {
-  using namespace Halide;
-  ImageParam in(Float(32), 2, "in");
-  Var x("x"), y("y");
-  Func g("g"), f("f");
-  g(x, y) = in(x, y) * 3.0f;
-  f(x, y) = g(x, y) + g(x + 1, y);
-  in.set_estimates({{0, 2049}, {0, 2048}});
-  f.set_estimates({{0, 2048}, {0, 2048}});
-  Pipeline p(f);
-  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+  const auto graph = two_tap_graph(2048);
   const Featurizer fz(graph);
   auto with_g = [&](bool per_row) {
     ScheduleState s(graph);
