@@ -24,6 +24,7 @@
 #include "measurer/measure_json.h"
 #include "searcher/apply_schedule.h"
 #include "searcher/cost/analytic_model.h"
+#include "searcher/fallback_schedule.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/search_registry.h"
@@ -383,6 +384,16 @@ SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm,
                            BackendCandidateMeasurer &measurer, const TuneSettings &settings,
                            const std::function<void(const LoopProgress &)> &progress) {
   SearchOutcome out;
+  // The fallback first: the app then has a measured schedule whatever the search's
+  // candidates do (overrun the compile limit, fail to measure).
+  const ScheduleState fallback = fallback_schedule(app.graph, app.space->options());
+  if (measurer.measure({&fallback})[0]) {
+    out.best = fallback;
+    out.best_result = measurer.result_for(schedule_to_json(fallback));
+    out.best_cost_seconds = AnalyticModel(app.graph, app.machine).predict({&fallback})[0];
+    out.trace.push_back({seconds_between(start, Clock::now()), out.best_result->timing.min_ms,
+                         std::nullopt});
+  }
   for (uint64_t s = seed; out.seeds.empty() || Clock::now() < deadline; ++s) {
     std::unique_ptr<Search> search = make_search(algorithm);
     // Cost-only algorithms get no measurer, so each runs as its name says; their best is

@@ -141,9 +141,10 @@ struct SearchOutcome {
   std::vector<std::string> errors;  // runs that threw, with why
 };
 
-// Runs `algorithm` with seeds seed, seed+1, ... from `start` until `deadline` (at least
-// one run, even past it), measures each run's best complete schedule through `measurer`
-// when the search did not, and keeps the fastest measured. Throws ConfigError for an
+// Measures the fallback schedule (searcher/fallback_schedule.h), then runs `algorithm`
+// with seeds seed, seed+1, ... from `start` until `deadline` (at least one run, even past
+// it), measures each run's best complete schedule through `measurer` when the search did
+// not, and keeps the fastest measured, the fallback included. Throws ConfigError for an
 // unknown algorithm; a run that throws is recorded in `errors` and ends the loop.
 SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm, uint64_t seed,
                            Clock::time_point start, Clock::time_point deadline,

@@ -24,6 +24,14 @@ struct VarSplit {
   // (Halide 14 also infers wrong bounds for a split by 1: it reads past its inputs.)
   bool split_outer;
   std::string outer_name, middle_name, inner_name;
+
+  // Whether some split of the variable leaves a partial last tile. Its loops then run past
+  // the extent there: the splits guard the Func's own points, but Halide 14 computes a
+  // producer computed inside such a tile for the whole tile.
+  bool has_tail() const {
+    return (has_outer && extent % tile != 0) || (has_inner && extent % inner != 0) ||
+           (has_outer && has_inner && tile % inner != 0);
+  }
 };
 VarSplit split_of(const StageNode &stage, const StageTiling &t, int var, int64_t extent);
 
@@ -37,6 +45,7 @@ struct Loop {
   bool parallel = false;
   bool vectorized = false;
   bool unrolled = false;
+  bool has_tail = false;  // a variable it iterates has a partial last tile (VarSplit::has_tail)
 };
 
 // The name a pure variable's loops are built from. Update stages rename their pure

@@ -166,17 +166,14 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
   std::vector<Expr> exprs = def.values();
   if (index > 0) exprs.insert(exprs.end(), def.args().begin(), def.args().end());
   if (def.predicate().defined()) exprs.push_back(def.predicate());
-  std::map<std::string, HI::Box> required;
+  std::map<std::string, HI::Box> required, inputs;
   for (const Expr &e : exprs) {
     for (const auto &[name, box] : HI::boxes_required(e, s.scope, value_bounds)) {
       if (name == fn.name()) continue;
-      if (!env.count(name)) {  // an input buffer
-        stage.unsafe_to_slide = true;
-        continue;
-      }
-      auto it = required.find(name);
-      if (it == required.end())
-        required.emplace(name, box);
+      auto &boxes = env.count(name) ? required : inputs;
+      auto it = boxes.find(name);
+      if (it == boxes.end())
+        boxes.emplace(name, box);
       else
         HI::merge_boxes(it->second, box);
     }
@@ -184,6 +181,10 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
   for (const auto &[name, box] : required) {
     stage.footprints.push_back(compile_box(name, box, s, bindings));
   }
+  for (const auto &[name, box] : inputs) {
+    stage.input_reads.push_back(compile_box(name, box, s, bindings));
+  }
+  stage.unsafe_to_slide = !inputs.empty();
   for (const Expr &e : exprs) stage.unsafe_to_slide = stage.unsafe_to_slide || reads_at_clamped_index(e);
   if (index > 0) {
     HI::Box written;
@@ -254,6 +255,51 @@ void compute_root_regions(PipelineGraph &g, const std::map<std::string, HI::Func
         if (required[p].empty()) required[p] = Region(fp.dimensions());
         for (int d = 0; d < fp.dimensions(); ++d) required[p][d].include(need[d]);
       }
+    }
+  }
+}
+
+bool contains(const Region &outer, const Region &inner) {
+  for (size_t d = 0; d < inner.size(); ++d) {
+    if (!inner[d].empty() && (inner[d].min < outer[d].min || inner[d].max > outer[d].max))
+      return false;
+  }
+  return true;
+}
+
+// Sets FuncNode::widens and FuncNode::overcompute_reads_past_inputs, producers first: each
+// Func's region is widened on every side and the reads that follow it are compared with
+// the reads at its root region. Any widening shows an index that follows the Func's own;
+// clamped and data-dependent indices stay put.
+void mark_overcompute_hazards(PipelineGraph &g) {
+  constexpr int64_t kWidening = 64;
+  const size_t n = g.funcs.size();
+  std::vector<bool> reads_inputs_past(n, false);  // its own input reads grow
+  for (size_t i = n; i-- > 0;) {
+    FuncNode &f = g.funcs[i];
+    f.widens.assign(n, false);
+    Region wide = f.root_region;
+    for (Span &sp : wide) {
+      if (!sp.empty()) sp = {sp.min - kWidening, sp.max + kWidening};
+    }
+    for (const StageNode &s : f.stages) {
+      const Region at_root = s.loop_region(f.root_region), widened = s.loop_region(wide);
+      for (const Footprint &fp : s.input_reads) {
+        const Region underived(fp.dimensions(), Span{0, 0});  // the same in both
+        if (!contains(fp.eval(at_root, underived), fp.eval(widened, underived)))
+          reads_inputs_past[i] = true;
+      }
+      for (const Footprint &fp : s.footprints) {
+        const int p = g.find(fp.producer());
+        if (contains(g.funcs[p].root_region, fp.eval(widened, g.funcs[p].root_region))) continue;
+        f.widens[p] = true;
+        for (size_t q = 0; q < n; ++q) f.widens[q] = f.widens[q] || g.funcs[p].widens[q];
+      }
+    }
+    f.overcompute_reads_past_inputs = reads_inputs_past[i];
+    for (size_t q = 0; q < n; ++q) {
+      f.overcompute_reads_past_inputs =
+          f.overcompute_reads_past_inputs || (f.widens[q] && reads_inputs_past[q]);
     }
   }
 }
@@ -379,6 +425,7 @@ PipelineGraph analyze_pipeline(Halide::Pipeline &pipeline) {
     }
   }
   compute_root_regions(graph, env);
+  mark_overcompute_hazards(graph);
   return graph;
 }
 

@@ -29,6 +29,7 @@ struct StageNode {
   std::vector<int> pure_dims;         // the Func dimension each pure variable iterates
   Region rvar_region;                 // the reduction domain at the estimates, one Span per rvar
   std::vector<Footprint> footprints;  // one per producer Func this stage calls
+  std::vector<Footprint> input_reads;  // one per input buffer it reads directly
   // Update stages only: the region of its own Func this stage writes (may exceed what
   // consumers read, e.g. a histogram indexed by data).
   std::vector<Footprint> writes;
@@ -62,6 +63,16 @@ struct FuncNode {
   std::vector<int> consumers;
   // The region computed when every Func is computed at root for the estimated outputs.
   Region root_region;
+  // Which Funcs (indexed like PipelineGraph::funcs) need more than their root region when
+  // this one is computed over more than its own: the producers it reads at indices that
+  // follow its own (no boundary condition clamps them), and theirs.
+  std::vector<bool> widens;
+  // Whether computing it over more than its root region reads an input buffer outside the
+  // region the estimates need: it, or a Func it widens, reads an input at indices that
+  // follow its own. Halide 14 computes a Func computed inside the partial last tile of a
+  // guarded split for the whole tile, so such a Func is kept out of loop nests with partial
+  // tiles of Funcs that widen it (ScheduleState::compute_at_refusal).
+  bool overcompute_reads_past_inputs = false;
 
   // A Func can be inlined when it is not an output and has no update definitions.
   bool inlinable() const { return !is_output && stages.size() == 1; }

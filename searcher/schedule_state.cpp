@@ -133,15 +133,7 @@ std::string ScheduleState::check_placement(const FuncDecision &d) const {
       at.loop >= static_cast<int>(loops[at.stage].size())) {
     return "compute_at names a loop that does not exist";
   }
-  if (loops[at.stage][at.loop].kind == LoopKind::kInner) {
-    return "compute_at a vectorized or unrolled inner loop";
-  }
-  if (!can_compute_at(f, at)) return "some use of it is outside the compute_at loop";
-  if (inside_fused_loop(at)) {
-    // Halide 14 infers wrong bounds for Funcs computed within a fused loop nest: the
-    // random-schedule property test saw a convolution read its bias far out of bounds.
-    return "compute_at inside a fused parallel loop";
-  }
+  if (const char *why = compute_at_refusal(at)) return why;
   const auto stores = store_options(at);
   if (std::find(stores.begin(), stores.end(), d.store_at) == stores.end()) {
     return "store_at must be the compute_at loop or enclose it, and not be outside a parallel "
@@ -165,6 +157,35 @@ bool ScheduleState::any_enclosing_loop(const LoopRef &at,
     if (pred(bounds(l.func).loops[l.stage][l.loop])) return true;
   }
   return false;
+}
+
+const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
+  const int f = num_decided();
+  const std::vector<Loop> &stage = bounds(at.func).loops[at.stage];
+  if (stage[at.loop].kind == LoopKind::kInner) return "compute_at a vectorized or unrolled inner loop";
+  if (!can_compute_at(f, at)) return "some use of it is outside the compute_at loop";
+  if (inside_fused_loop(at)) {
+    // Halide 14 infers wrong bounds for Funcs computed within a fused loop nest: the
+    // random-schedule property test saw a convolution read its bias far out of bounds.
+    return "compute_at inside a fused parallel loop";
+  }
+  if (graph_->funcs[f].overcompute_reads_past_inputs) {
+    // Halide computes it for whole tiles of every loop of the stage around and inside
+    // `at`, partial last tiles included (the guards only skip the consumer's own points),
+    // and of the loops enclosing that stage's Func. That matters where the Func whose
+    // tile it is reads it at indices that follow its own.
+    const char *why =
+        "compute_at a loop nest with a partial last tile, where Halide would compute it for "
+        "the whole tile and read an input past its bounds";
+    const auto widens_f = [&](int g) { return static_cast<bool>(graph_->funcs[g].widens[f]); };
+    if (widens_f(at.func) &&
+        std::any_of(stage.begin(), stage.end(), [](const Loop &l) { return l.has_tail; }))
+      return why;
+    for (const LoopRef &l : enclosing_loops(at)) {
+      if (bounds(l.func).loops[l.stage][l.loop].has_tail && widens_f(l.func)) return why;
+    }
+  }
+  return nullptr;
 }
 
 bool ScheduleState::inside_fused_loop(const LoopRef &at) const {

@@ -266,10 +266,7 @@ std::vector<Step> SearchSpace::place_steps(const ScheduleState &state) const {
     for (size_t s = 0; s < loops.size(); ++s) {
       for (size_t l = 0; l < loops[s].size(); ++l) {
         const LoopRef at{g, static_cast<int>(s), static_cast<int>(l)};
-        if (loops[s][l].kind == LoopKind::kInner || !state.can_compute_at(f, at) ||
-            state.inside_fused_loop(at)) {
-          continue;
-        }
+        if (state.compute_at_refusal(at)) continue;
         for (const LoopRef &store : state.store_options(at)) {
           if (storage_hoist(at, store) <= options_.max_storage_hoist) {
             out.push_back(place_step(Placement::kAt, at, store));

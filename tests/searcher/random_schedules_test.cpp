@@ -10,6 +10,7 @@
 #include "common/host_target.h"
 #include "common/pipeline_io.h"
 #include "searcher/apply_schedule.h"
+#include "searcher/fallback_schedule.h"
 #include "searcher/search_space.h"
 #include "tests/searcher/guarded_allocations.h"
 #include "tests/searcher/search_fixtures.h"
@@ -143,6 +144,42 @@ TEST(AppliedSchedules, TheLastTileOfAConstantRegionStaysInsideItsBuffer) {
   Halide::Pipeline p = testing::equalize_pipeline();
   apply_schedule(state, p);
   EXPECT_EQ(check(expected, p), std::nullopt);
+}
+
+// The schedule tuning measures first must be right on every pipeline, and be the parallel,
+// vectorized compute_root schedule it claims to be.
+TEST(FallbackSchedule, ComputesTheSameBitsAtRootInParallelAndVectorized) {
+  const std::vector<std::function<Halide::Pipeline()>> builds = {
+      [] { return testing::blur_chain_pipeline(); },
+      [] { return testing::bilateral_grid_pipeline(); },
+      [] { return testing::conv_relu_pipeline(); },
+      [] { return testing::matmul_pipeline(); },
+      [] { return testing::pyramid_pipeline(); },
+      [] { return testing::equalize_pipeline(); }};
+  for (size_t i = 0; i < builds.size(); ++i) {
+    Halide::Pipeline reference = builds[i]();
+    const Halide::Buffer<> expected = run(reference);
+    const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
+    const ScheduleState state =
+        fallback_schedule(graph, SearchSpaceOptions::for_target(strict_host()));
+    ASSERT_TRUE(state.complete());
+    bool parallel = false, vectorized = false;
+    for (int f = 0; f < state.num_decided(); ++f) {
+      EXPECT_EQ(state.decision(f).placement, Placement::kRoot) << graph->funcs[f].name;
+      for (const auto &loops : state.bounds(f).loops) {
+        for (const Loop &l : loops) {
+          parallel = parallel || l.parallel;
+          vectorized = vectorized || l.vectorized;
+        }
+      }
+    }
+    EXPECT_TRUE(parallel) << "pipeline " << i;
+    EXPECT_TRUE(vectorized) << "pipeline " << i;
+    Halide::Pipeline p = builds[i]();
+    apply_schedule(state, p);
+    EXPECT_EQ(check(expected, p), std::nullopt) << "pipeline " << i << ":\n"
+                                                << schedule_source(state, "fallback");
+  }
 }
 
 }  // namespace

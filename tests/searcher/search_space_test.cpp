@@ -473,5 +473,94 @@ TEST(SearchSpace, AFuncUnsafeToSlideIsStoredWhereItIsComputed) {
   EXPECT_EQ(s.store_options(strip_rows), (std::vector<LoopRef>{strip_rows}));
 }
 
+TEST(SearchSpace, OvercomputeReadsPastInputsFollowsUnclampedIndices) {
+  auto hazards = [](Halide::Pipeline p) {
+    std::map<std::string, bool> h;
+    const auto graph = graph_of(p);
+    for (const FuncNode &f : graph->funcs)
+      h[stable_func_name(f.name)] = f.overcompute_reads_past_inputs;
+    return h;
+  };
+  // The blur chain reads its input through repeat_edge's clamp: the wrapper Func it clamps
+  // (lambda) reads the input as it is, repeat_edge and its consumers do not.
+  EXPECT_EQ(hazards(testing::blur_chain_pipeline()),
+            (std::map<std::string, bool>{{"sharp", false},
+                                         {"blur_y", false},
+                                         {"blur_x", false},
+                                         {"repeat_edge", false},
+                                         {"lambda", true},
+                                         {"in_im", true}}));
+  // The convolution reads its weights and bias as they are: growing it grows those reads.
+  EXPECT_EQ(hazards(testing::conv_relu_pipeline()),
+            (std::map<std::string, bool>{{"relu", true},
+                                         {"conv", true},
+                                         {"constant_exterior", false},
+                                         {"repeat_edge", false},
+                                         {"lambda", true},
+                                         {"in_im", true},
+                                         {"weights_im", true},
+                                         {"bias_im", true}}));
+}
+
+// Halide 14 computes a Func computed inside a guarded split's partial last tile for the
+// whole tile: conv inside a 6-channel tile of relu's 16 channels read bias[12..17] (found by
+// StateBounds.ConvolutionMatchesHalide: "Input buffer bias is accessed at 17, which is
+// beyond the max (15)").
+TEST(SearchSpace, AFuncReadingInputsIsNotComputedInsidePartialTiles) {
+  const auto graph = graph_of(testing::conv_relu_pipeline());
+  ASSERT_EQ(stable_func_name(graph->funcs[1].name), "conv");
+  auto relu_tiled_by = [&](int64_t channels) {
+    ScheduleState s(graph);
+    FuncDecision relu;  // loops co_o, y_m, x_m, co_m over 16 x 24 x 16
+    relu.placement = Placement::kRoot;
+    relu.stages = {StageTiling{{channels, 24, 16}, {1, 1, 1}, 0}};
+    s.decide(relu);
+    return s;
+  };
+  FuncDecision conv;
+  conv.placement = Placement::kAt;
+  conv.compute_at = conv.store_at = {0, 0, 0};  // per tile of channels
+  conv.stages.assign(2, StageTiling{{16, 24, 16}, {1, 1, 1}, 0});
+
+  const ScheduleState partial = relu_tiled_by(6);
+  ASSERT_TRUE(partial.bounds(0).loops[0][0].has_tail);
+  EXPECT_EQ(partial.check_decision(conv),
+            "compute_at a loop nest with a partial last tile, where Halide would compute it for "
+            "the whole tile and read an input past its bounds");
+  for (const Step &c : space_for_tests().children(partial)) {
+    EXPECT_NE(c.placement, Placement::kAt) << "offered compute_at " << c.compute_at.loop;
+  }
+
+  // relu reads conv at its own channels: a tile of 8 channels divides 16, no partial tile.
+  const ScheduleState whole = relu_tiled_by(8);
+  ASSERT_FALSE(whole.bounds(0).loops[0][0].has_tail);
+  EXPECT_EQ(whole.check_decision(conv), "");
+  int offered = 0;
+  for (const Step &c : space_for_tests().children(whole)) offered += c.placement == Placement::kAt;
+  EXPECT_GT(offered, 0);
+}
+
+// The same partial tiles are harmless where the tile's Func reads through a clamp: the
+// blur chain's input wrapper computed per tile of repeat_edge reads only clamped points.
+TEST(SearchSpace, APartialTileOfAClampingFuncDoesNotWidenWhatItReads) {
+  const auto graph = graph_of(testing::blur_chain_pipeline());
+  ScheduleState s(graph);
+  while (stable_func_name(graph->funcs[s.num_decided()].name) != "lambda") {
+    const FuncNode &f = graph->funcs[s.num_decided()];
+    const Region loops = f.stages[0].loop_region(f.root_region);
+    FuncDecision d;  // at root, a partial last tile in every variable
+    d.placement = Placement::kRoot;
+    d.stages = {StageTiling{{loops[0].extent() - 1, loops[1].extent() - 1}, {1, 1}, 0}};
+    s.decide(d);
+  }
+  const int repeat_edge = s.num_decided() - 1;
+  ASSERT_EQ(stable_func_name(graph->funcs[repeat_edge].name), "repeat_edge");
+  ASSERT_TRUE(graph->funcs[s.num_decided()].overcompute_reads_past_inputs);
+  ASSERT_FALSE(graph->funcs[repeat_edge].widens[s.num_decided()]);
+  ASSERT_TRUE(s.bounds(repeat_edge).loops[0][0].has_tail);
+  EXPECT_EQ(s.compute_at_refusal({repeat_edge, 0, 0}), nullptr);
+  EXPECT_EQ(s.compute_at_refusal({repeat_edge, 0, 1}), nullptr);
+}
+
 }  // namespace
 }  // namespace protuner

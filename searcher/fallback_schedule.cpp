@@ -1,0 +1,50 @@
+#include "searcher/fallback_schedule.h"
+
+#include <algorithm>
+
+namespace protuner {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+StageTiling root_tiling(const FuncNode &f, const StageNode &stage, const SearchSpaceOptions &o) {
+  const Region loops = stage.loop_region(f.root_region);
+  const int n = stage.num_pure;
+  StageTiling t;
+  for (int v = 0; v < n; ++v) {
+    t.tile.push_back(std::max<int64_t>(1, loops[v].extent()));
+    t.inner.push_back(1);
+  }
+  if (n == 0) return t;
+  int bits = 8;
+  for (const std::string &type : f.value_types) bits = std::max(bits, value_type_bits(type));
+  const int64_t lanes = std::max(1, o.vector_bits / bits);
+  if (t.tile[0] >= lanes) t.inner[0] = lanes;
+  const int top = n - 1;
+  const int64_t tasks = std::min<int64_t>(t.tile[top], int64_t{o.cores} * kFallbackTasksPerCore);
+  if (tasks > 1) {
+    int64_t tile = ceil_div(t.tile[top], tasks);
+    tile = ceil_div(tile, t.inner[top]) * t.inner[top];  // whole vectors when top is x
+    if (tile < t.tile[top]) {
+      t.tile[top] = tile;
+      t.parallel_loops = 1;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+ScheduleState fallback_schedule(std::shared_ptr<const PipelineGraph> graph,
+                                const SearchSpaceOptions &options) {
+  ScheduleState state(graph);
+  for (const FuncNode &f : graph->funcs) {
+    FuncDecision d;
+    d.placement = Placement::kRoot;
+    for (const StageNode &stage : f.stages) d.stages.push_back(root_tiling(f, stage, options));
+    state.decide(std::move(d));
+  }
+  return state;
+}
+
+}  // namespace protuner

@@ -1,0 +1,24 @@
+// A schedule that any pipeline gets right away and that compiles about as fast as a
+// schedule can: every Func computed at root, each stage's outermost variable split into
+// parallel tasks and its innermost one vectorized. Tuning measures it first, so an app
+// has a measured result whatever the search's candidates do (at a 3-minute budget every
+// resnet50 and local_laplacian candidate of beam, greedy and MCTS overran the compile
+// limit, and the search returned nothing).
+#pragma once
+
+#include <memory>
+
+#include "searcher/schedule_state.h"
+#include "searcher/search_space.h"
+
+namespace protuner {
+
+// Legal for every pipeline (ScheduleState::check_decision), though not necessarily in the
+// space's pruned set. Tasks per stage: options.cores times kFallbackTasksPerCore, where the
+// outermost variable has that many points.
+ScheduleState fallback_schedule(std::shared_ptr<const PipelineGraph> graph,
+                                const SearchSpaceOptions &options);
+
+constexpr int kFallbackTasksPerCore = 4;
+
+}  // namespace protuner
