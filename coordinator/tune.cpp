@@ -392,7 +392,7 @@ SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm,
     out.best_result = measurer.result_for(schedule_to_json(fallback));
     out.best_cost_seconds = AnalyticModel(app.graph, app.machine).predict({&fallback})[0];
     out.trace.push_back({seconds_between(start, Clock::now()), out.best_result->timing.min_ms,
-                         std::nullopt});
+                         out.best_cost_seconds * 1000});
   }
   for (uint64_t s = seed; out.seeds.empty() || Clock::now() < deadline; ++s) {
     std::unique_ptr<Search> search = make_search(algorithm);

@@ -20,6 +20,7 @@
 #include "common/host_target.h"
 #include "measurer/measure_json.h"
 #include "searcher/cost/analytic_model.h"
+#include "searcher/fallback_schedule.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
 #include "tests/support/run_command.h"
@@ -31,19 +32,23 @@ using testing::CommandResult;
 
 const AppSpec kBlurApp{"blurry", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}};
 
-// Answers with a fixed runtime per call, or with `fail_with` when set; records requests.
+// Answers with a fixed runtime per call, or with `fail_with` when set (after the first
+// `ok_before_failing` requests); records requests.
 class FakeBackend : public MeasurementBackend {
  public:
   MeasureResult measure(const MeasureRequest &request) override {
     requests.push_back(request);
     MeasureResult r;
-    r.status = fail_with.value_or(MeasureStatus::kOk);
+    r.status = static_cast<int>(requests.size()) <= ok_before_failing
+                   ? MeasureStatus::kOk
+                   : fail_with.value_or(MeasureStatus::kOk);
     if (r.ok()) r.timing.min_ms = 2.0 + static_cast<double>(requests.size());
     if (!r.ok()) r.error = "it broke\nand the child said more";
     return r;
   }
   std::vector<MeasureRequest> requests;
   std::optional<MeasureStatus> fail_with;
+  int ok_before_failing = 0;
 };
 
 // Distinct random complete schedules of test_blur (fixed seeds).
@@ -95,6 +100,27 @@ TEST(BackendCandidateMeasurer, AFailedCandidateIsNulloptAndIsNotSentAgain) {
   EXPECT_EQ(backend.requests.size(), 1u);
   EXPECT_EQ(m.measurements(), 1);
   EXPECT_EQ(m.result_for(schedule_to_json(states[0]))->status, MeasureStatus::kTimeout);
+}
+
+// Every search candidate overrunning its compile limit (resnet50 at a 3-minute budget)
+// leaves the app with the fallback, measured first, not with nothing.
+TEST(SearchUntil, KeepsTheFallbackWhenEveryCandidateFails) {
+  const PreparedApp app = prepare_app(kBlurApp, 2);
+  FakeBackend backend;
+  backend.fail_with = MeasureStatus::kTimeout;
+  backend.ok_before_failing = 1;
+  BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
+  const Clock::time_point now = Clock::now();
+  const SearchOutcome o =
+      search_until(app, "greedy", 1, now, now, m, TuneSettings{}, [](const LoopProgress &) {});
+  ASSERT_GE(backend.requests.size(), 2u) << "the fallback, then the search's best";
+  const std::string fallback = schedule_to_json(fallback_schedule(app.graph, app.space->options()));
+  EXPECT_EQ(backend.requests[0].schedule.schedule_json, fallback);
+  ASSERT_TRUE(o.best);
+  EXPECT_EQ(schedule_to_json(*o.best), fallback);
+  ASSERT_TRUE(o.best_result);
+  EXPECT_DOUBLE_EQ(o.best_result->timing.min_ms, 3.0);
+  EXPECT_EQ(o.seeds.size(), 1u);
 }
 
 // --- The command ---
