@@ -1,5 +1,8 @@
 #include "searcher/loop_nest.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "searcher/pipeline_graph.h"
 
 namespace protuner {
@@ -38,6 +41,7 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
                               const Region &loop_region) {
   const int n = stage.num_pure;
   std::vector<VarSplit> splits;
+  splits.reserve(n);
   for (int v = 0; v < n; ++v) splits.push_back(split_of(stage, t, v, loop_region[v].extent()));
 
   std::vector<Loop> outer, middle, inner;
@@ -57,14 +61,16 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
       l.vectorized = v == 0;
       l.unrolled = v != 0;
       l.has_tail = s.has_tail();
-      inner.push_back(l);
+      inner.push_back(std::move(l));
     }
   }
   // The outermost parallel_loops outer loops become one fused parallel loop.
   const int fuse = std::min<int>(t.parallel_loops, static_cast<int>(outer.size()));
+  // Built at every decision of every rollout: loops are moved, not copied.
   std::vector<Loop> loops;
+  loops.reserve(outer.size() + middle.size() + inner.size() + stage.loop_vars.size() - n);
   if (fuse > 0) {
-    Loop fused = outer[0];
+    Loop fused = std::move(outer[0]);
     for (int k = 1; k < fuse; ++k) {
       fused.name += "_" + outer[k].name;
       fused.vars.push_back(outer[k].vars[0]);
@@ -72,14 +78,14 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
       fused.has_tail = fused.has_tail || outer[k].has_tail;
     }
     fused.parallel = true;
-    loops.push_back(fused);
+    loops.push_back(std::move(fused));
   }
-  loops.insert(loops.end(), outer.begin() + fuse, outer.end());
-  loops.insert(loops.end(), middle.begin(), middle.end());
+  std::move(outer.begin() + fuse, outer.end(), std::back_inserter(loops));
+  std::move(middle.begin(), middle.end(), std::back_inserter(loops));
   for (int r = static_cast<int>(stage.loop_vars.size()) - 1; r >= n; --r) {
     loops.push_back({stage.loop_vars[r], LoopKind::kReduction, {r}, loop_region[r].extent()});
   }
-  loops.insert(loops.end(), inner.begin(), inner.end());
+  std::move(inner.begin(), inner.end(), std::back_inserter(loops));
   return loops;
 }
 

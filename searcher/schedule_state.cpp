@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include <functional>
 #include <stdexcept>
 
 namespace protuner {
@@ -151,10 +150,17 @@ bool ScheduleState::inside(int g, const LoopRef &at) const {
   return inside(cl.func, at);
 }
 
-bool ScheduleState::any_enclosing_loop(const LoopRef &at,
-                                       const std::function<bool(const Loop &)> &pred) const {
-  for (const LoopRef &l : enclosing_loops(at)) {
-    if (pred(bounds(l.func).loops[l.stage][l.loop])) return true;
+template <typename Pred>
+bool ScheduleState::any_enclosing_loop(const LoopRef &at, const Pred &pred) const {
+  // Walked in place, not through enclosing_loops(): placement queries run at every step of
+  // a random rollout, and the vector was most of their cost.
+  for (LoopRef l = at; !l.is_root();) {
+    const std::vector<Loop> &loops = bounds(l.func).loops[l.stage];
+    for (int k = l.loop; k >= 0; --k) {
+      if (pred(LoopRef{l.func, l.stage, k}, loops[k])) return true;
+    }
+    const FuncDecision &d = decision(l.func);
+    l = d.placement == Placement::kAt ? d.compute_at : LoopRef{};
   }
   return false;
 }
@@ -181,19 +187,21 @@ const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
     if (widens_f(at.func) &&
         std::any_of(stage.begin(), stage.end(), [](const Loop &l) { return l.has_tail; }))
       return why;
-    for (const LoopRef &l : enclosing_loops(at)) {
-      if (bounds(l.func).loops[l.stage][l.loop].has_tail && widens_f(l.func)) return why;
+    if (any_enclosing_loop(at, [&](const LoopRef &ref, const Loop &l) {
+          return l.has_tail && widens_f(ref.func);
+        })) {
+      return why;
     }
   }
   return nullptr;
 }
 
 bool ScheduleState::inside_fused_loop(const LoopRef &at) const {
-  return any_enclosing_loop(at, [](const Loop &l) { return l.vars.size() > 1; });
+  return any_enclosing_loop(at, [](const LoopRef &, const Loop &l) { return l.vars.size() > 1; });
 }
 
 bool ScheduleState::inside_parallel_loop(const LoopRef &at) const {
-  return any_enclosing_loop(at, [](const Loop &l) { return l.parallel; });
+  return any_enclosing_loop(at, [](const LoopRef &, const Loop &l) { return l.parallel; });
 }
 
 bool ScheduleState::can_compute_at(int f, const LoopRef &at) const {
@@ -251,11 +259,10 @@ int64_t ScheduleState::realizations_at(const LoopRef &at) const {
 
 std::vector<LoopRef> ScheduleState::enclosing_loops(const LoopRef &at) const {
   std::vector<LoopRef> out;
-  for (LoopRef l = at; !l.is_root();) {
-    for (int k = l.loop; k >= 0; --k) out.push_back({l.func, l.stage, k});
-    const FuncDecision &d = decision(l.func);
-    l = d.placement == Placement::kAt ? d.compute_at : LoopRef{};
-  }
+  any_enclosing_loop(at, [&](const LoopRef &ref, const Loop &) {
+    out.push_back(ref);
+    return false;
+  });
   return out;
 }
 
@@ -269,11 +276,11 @@ std::vector<LoopRef> ScheduleState::store_options(const LoopRef &at) const {
     return {at};
   }
   std::vector<LoopRef> out;
-  for (const LoopRef &l : enclosing_loops(at)) {
-    out.push_back(l);
-    if (bounds(l.func).loops[l.stage][l.loop].parallel) return out;
-  }
-  out.push_back(LoopRef{});
+  const bool parallel = any_enclosing_loop(at, [&](const LoopRef &ref, const Loop &l) {
+    out.push_back(ref);
+    return l.parallel;
+  });
+  if (!parallel) out.push_back(LoopRef{});
   return out;
 }
 

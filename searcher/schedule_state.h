@@ -5,7 +5,6 @@
 // vector of pointers, and states may be read from many threads at once.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <vector>
 
@@ -129,7 +128,9 @@ class ScheduleState {
   };
   std::string check_placement(const FuncDecision &d) const;
   void commit(FuncDecision d);
-  bool any_enclosing_loop(const LoopRef &at, const std::function<bool(const Loop &)> &pred) const;  // decide(), also while the decision is under way in steps
+  // Whether pred(ref, loop) holds for `at` or a loop enclosing it, innermost first.
+  template <typename Pred>
+  bool any_enclosing_loop(const LoopRef &at, const Pred &pred) const;
   FuncBounds compute_bounds(int f, const FuncDecision &d) const;
   // Points of f one point (in the middle of its region) of stage s of Func g reads,
   // through Funcs inlined in between.

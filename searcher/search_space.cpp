@@ -3,6 +3,8 @@
 #include <Halide.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -68,16 +70,17 @@ int64_t tasks_of(int64_t extent, int64_t tile) { return tile >= extent ? 1 : (ex
 
 // The most parallel tasks any offered tiling of a variable of extent `e` gives: its
 // smallest outer tile (inner tiles of one point have the smallest).
-int64_t max_tasks(int64_t e, const SearchSpaceOptions &o) {
-  TileSizes t;
-  tile_sizes(e, 1, o.max_tile_options, t);
-  return tasks_of(e, t.size[0]);
+// tile_sizes() always keeps its smallest candidate: extent / the largest divisor, rounded
+// up, whenever the extent can be split at all.
+int64_t max_tasks(int64_t e) {
+  constexpr int64_t k = kTileDivisors[std::size(kTileDivisors) - 1];
+  return e < 2 ? 1 : tasks_of(e, (e + k - 1) / k);
 }
 
 // Rule 2 applies to a stage whose pure variables can give `cores` tasks at all.
 bool can_fill_cores(const std::vector<int64_t> &extents, const SearchSpaceOptions &o) {
   int64_t tasks = 1;
-  for (int64_t e : extents) tasks *= max_tasks(e, o);
+  for (int64_t e : extents) tasks *= max_tasks(e);
   return tasks >= o.cores;
 }
 
@@ -156,6 +159,33 @@ struct VarPairs {
   }
 };
 
+// The VarPairs of a (variable, extent, lanes) under the options of the SearchSpace with id
+// `space`, from a small per-thread cache: a rollout tiles the same few extents over and
+// over, and building the pairs took a sixth of drawing a random rollout.
+const VarPairs &var_pairs(uint64_t space, int v, int64_t e, int64_t lanes,
+                          const SearchSpaceOptions &o) {
+  struct Entry {
+    uint64_t space = 0;  // 0: empty (ids start at 1)
+    bool first_var = false;
+    int64_t extent = 0;
+    int64_t lanes = 0;
+    std::optional<VarPairs> pairs;
+  };
+  constexpr size_t kEntries = 64;
+  thread_local std::array<Entry, kEntries> cache;
+  const bool first_var = v == 0;
+  Entry &entry = cache[static_cast<size_t>(e * 2 + first_var) % kEntries];
+  if (entry.space != space || entry.first_var != first_var || entry.extent != e ||
+      entry.lanes != lanes) {
+    entry.pairs.emplace(v, e, lanes, o);
+    entry.space = space;
+    entry.first_var = first_var;
+    entry.extent = e;
+    entry.lanes = lanes;
+  }
+  return *entry.pairs;
+}
+
 // Rule 2 looks ahead: a (tile, inner) choice is offered only if some completion of the
 // stage still has enough parallel tasks, so a rollout never walks into a dead end. Returns
 // the fewest tasks the chosen variable's own tiles must give (1: no constraint).
@@ -168,7 +198,7 @@ int64_t tasks_needed(const ScheduleState &state, int stage, int var, const Stage
     const StageTiling &t = d.stages[stage];
     for (int u = 0; u < var; ++u) others *= tasks_of(c.extents[u], t.tile[u]);
   }
-  for (size_t u = var + 1; u < c.extents.size(); ++u) others *= max_tasks(c.extents[u], o);
+  for (size_t u = var + 1; u < c.extents.size(); ++u) others *= max_tasks(c.extents[u]);
   return (o.cores + others - 1) / others;
 }
 
@@ -229,6 +259,8 @@ Step place_step(Placement p, const LoopRef &at = {}, const LoopRef &store = {}) 
 }  // namespace
 
 SearchSpace::SearchSpace(SearchSpaceOptions options) : options_(std::move(options)) {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id++;
   // Inner sizes per variable live in a fixed array (VarPairs): one point plus these.
   constexpr size_t kMaxExtraInners = VarPairs::kMaxInners - 1;
   if (options_.unroll_extents.size() > kMaxExtraInners || options_.max_vector_multiple < 1 ||
@@ -284,7 +316,7 @@ std::vector<Step> SearchSpace::tile_steps(const ScheduleState &state, int stage,
   const int64_t widest = max_inner(state, stage, var, options_);
   const int64_t e = c.extents[var];
   std::vector<Step> out;
-  VarPairs(var, e, c.lanes, options_).for_each([&](int64_t tile, int64_t inner) {
+  var_pairs(id_, var, e, c.lanes, options_).for_each([&](int64_t tile, int64_t inner) {
     if (tasks_of(e, tile) < needed || inner > widest) return;
     Step s;
     s.kind = Step::Kind::kTile;
@@ -335,7 +367,7 @@ std::optional<Step> SearchSpace::random_child(const ScheduleState &state,
     const int64_t needed = tasks_needed(state, next.stage, next.var, c, options_);
     const int64_t widest = max_inner(state, next.stage, next.var, options_);
     const int64_t e = c.extents[next.var];
-    const VarPairs pairs(next.var, e, c.lanes, options_);
+    const VarPairs &pairs = var_pairs(id_, next.var, e, c.lanes, options_);
     auto offered = [&](int64_t tile, int64_t inner) {
       return tasks_of(e, tile) >= needed && inner <= widest;
     };

@@ -110,6 +110,7 @@ class SearchSpace {
   std::vector<Step> parallel_steps(const ScheduleState &state, int stage) const;
 
   SearchSpaceOptions options_;
+  uint64_t id_ = 0;  // distinct per constructed space: keys the per-thread tiling cache
 };
 
 }  // namespace protuner
