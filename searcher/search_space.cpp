@@ -69,9 +69,8 @@ namespace {
 int64_t tasks_of(int64_t extent, int64_t tile) { return tile >= extent ? 1 : (extent + tile - 1) / tile; }
 
 // The most parallel tasks any offered tiling of a variable of extent `e` gives: its
-// smallest outer tile (inner tiles of one point have the smallest).
-// tile_sizes() always keeps its smallest candidate: extent / the largest divisor, rounded
-// up, whenever the extent can be split at all.
+// smallest outer tile, which tile_sizes() always keeps (with one-point inner tiles: extent
+// / the largest divisor, rounded up, whenever the extent can be split at all).
 int64_t max_tasks(int64_t e) {
   constexpr int64_t k = kTileDivisors[std::size(kTileDivisors) - 1];
   return e < 2 ? 1 : tasks_of(e, (e + k - 1) / k);
