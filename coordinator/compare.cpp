@@ -265,7 +265,7 @@ int run_compare(const CompareArgs &args, const TuneSettings &settings) {
   IsolatedMeasurer measurer(options);
   RecordingBackend recorder(measurer, dataset_path(args.apps));
   CompareRun run{args, settings, measurer, recorder, settings.measure};
-  run.measure.timing.samples = args.apps.samples;
+  run.measure.timing.set_samples(args.apps.samples);
   std::vector<std::string> columns = kFixedColumns;
   columns.insert(columns.end(), args.algorithms.begin(), args.algorithms.end());
   std::cout << "protuner compare: " << apps.size() << " app(s), " << columns.size()

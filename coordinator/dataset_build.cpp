@@ -91,7 +91,7 @@ void measure_schedule(BuildContext &ctx, const DatasetApp &app, const std::strin
   request.schedule.kind = ScheduleKind::kProtuner;
   request.schedule.schedule_json = schedule;
   request.target = ctx.target.to_string();
-  request.settings.timing.samples = ctx.options.samples;
+  request.settings.timing.set_samples(ctx.options.samples);
   const MeasureResult result = ctx.measurer.measure(request);
   std::string outcome;
   if (result.ok()) {

@@ -183,7 +183,10 @@ int main(int argc, char **argv) {
   measure->add_option("--autoscheduler-plugin", margs.autoscheduler_plugin,
                       "the plugin to load for --autoscheduler (default: Halide's own)");
   measure->add_option("--target", margs.target, "Halide target string, or host");
-  measure->add_option("--samples", margs.settings.timing.samples, "timed samples")
+  measure
+      ->add_option_function<int>(
+          "--samples", [&margs](const int &n) { margs.settings.timing.set_samples(n); },
+          "timed samples at least (more, up to 40, until the minimum is confirmed)")
       ->check(CLI::PositiveNumber);
   measure->add_option("--cpus", margs.cpus, "CPUs to pin the measurement to, e.g. 0,1")
       ->delimiter(',');

@@ -520,7 +520,7 @@ int run_tune(const TuneArgs &args, const TuneSettings &settings) {
   IsolatedMeasurer measurer(options);
   RecordingBackend recorder(measurer, dataset_path(args));
   TuneRun run{args, settings, algorithm, measurer, recorder, settings.measure};
-  run.measure.timing.samples = args.samples;
+  run.measure.timing.set_samples(args.samples);
   const HostFacts &host = measurer.host();
   std::cout << "protuner tune: " << apps.size() << " app(s), algorithm " << algorithm << ", on "
             << host.cpu_model << " (" << measurer.cpus().size() << " cpus, SMT " << host.smt

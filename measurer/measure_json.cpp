@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <set>
@@ -189,12 +190,25 @@ ScheduleSpec schedule_from(const json &j) {
 
 MeasureSettings settings_from(const json &j) {
   ObjectReader r(j, "request.settings");
-  r.only({"warmup_runs", "samples", "min_sample_seconds", "compile_timeout_seconds",
-          "run_timeout_seconds", "memory_limit_mb", "require_smt_off", "check_output"});
+  r.only({"warmup_runs", "samples", "max_samples", "min_sample_seconds", "confirming_samples",
+          "confirm_within", "compile_timeout_seconds", "run_timeout_seconds", "memory_limit_mb",
+          "require_smt_off", "check_output"});
   MeasureSettings s;
   s.timing.warmup_runs =
       to_int(r, "warmup_runs", r.integer_or("warmup_runs", s.timing.warmup_runs), 0);
   s.timing.samples = to_int(r, "samples", r.integer_or("samples", s.timing.samples), 1);
+  // Samples beyond the default maximum raise it when the request names no maximum.
+  s.timing.max_samples =
+      to_int(r, "max_samples",
+             r.integer_or("max_samples", std::max(s.timing.samples, s.timing.max_samples)), 1);
+  if (s.timing.max_samples < s.timing.samples) {
+    ObjectReader::fail(r.field("max_samples"), "must be at least samples");
+  }
+  s.timing.confirming_samples =
+      to_int(r, "confirming_samples",
+             r.integer_or("confirming_samples", s.timing.confirming_samples), 1);
+  s.timing.confirm_within = positive(
+      r, "confirm_within", r.number_or("confirm_within", s.timing.confirm_within), true);
   s.timing.min_sample_seconds = positive(
       r, "min_sample_seconds", r.number_or("min_sample_seconds", s.timing.min_sample_seconds),
       true);
@@ -274,7 +288,10 @@ std::string request_to_json(const MeasureRequest &request) {
       {"settings",
        {{"warmup_runs", s.timing.warmup_runs},
         {"samples", s.timing.samples},
+        {"max_samples", s.timing.max_samples},
         {"min_sample_seconds", s.timing.min_sample_seconds},
+        {"confirming_samples", s.timing.confirming_samples},
+        {"confirm_within", s.timing.confirm_within},
         {"compile_timeout_seconds", s.compile_timeout_seconds},
         {"run_timeout_seconds", s.run_timeout_seconds},
         {"memory_limit_mb", s.memory_limit_mb},
@@ -314,6 +331,7 @@ std::string result_to_json(const MeasureResult &result) {
       {"samples_ms", result.timing.samples_ms},
       {"relative_spread", result.timing.relative_spread},
       {"runs_per_sample", result.timing.runs_per_sample},
+      {"confirmed", result.timing.confirmed},
       {"compile_seconds", result.compile_seconds},
       {"host", host_facts_to_json(result.host)},
       {"cpus", result.cpus},
@@ -328,7 +346,7 @@ MeasureResult result_from_json(const std::string &text) {
   const json j = parse(text, "measurement result");
   ObjectReader r(j, "result");
   r.only({"status", "min_ms", "median_ms", "samples_ms", "relative_spread", "runs_per_sample",
-          "compile_seconds", "host", "cpus", "error", "from_cache"});
+          "confirmed", "compile_seconds", "host", "cpus", "error", "from_cache"});
   MeasureResult result;
   const std::string status = r.string("status");
   try {
@@ -342,6 +360,7 @@ MeasureResult result_from_json(const std::string &text) {
   result.timing.relative_spread = r.number_or("relative_spread", 0);
   result.timing.runs_per_sample =
       to_int(r, "runs_per_sample", r.integer_or("runs_per_sample", 1), 0);
+  result.timing.confirmed = r.boolean_or("confirmed", false);
   result.compile_seconds = r.number_or("compile_seconds", 0);
   if (r.has("host")) result.host = host_from(r.at("host"));
   result.cpus = ints_from(r, "cpus");

@@ -6,11 +6,12 @@
 //             "schedule": {"kind": "protuner"|"expert"|"default"|"root"|"autoscheduler",
 //                          "json": "..." (protuner), "autoscheduler": "Adams2019",
 //                          "plugin": "/path/libautoschedule_x.so" (autoscheduler; optional)},
-//             "target": "host", "settings": {"warmup_runs", "samples", "min_sample_seconds",
+//             "target": "host", "settings": {"warmup_runs", "samples", "max_samples",
+//             "min_sample_seconds", "confirming_samples", "confirm_within",
 //             "compile_timeout_seconds", "run_timeout_seconds", "memory_limit_mb",
 //             "require_smt_off", "check_output"}}
 //   result:  {"status": "ok", "min_ms", "median_ms", "samples_ms": [..], "relative_spread",
-//             "runs_per_sample", "compile_seconds", "host": {"cpu_model", "logical_cpus",
+//             "runs_per_sample", "confirmed", "compile_seconds", "host": {"cpu_model", "logical_cpus",
 //             "physical_cores", "smt", "governor", "halide_target"}, "cpus": [..],
 //             "error": "", "from_cache": false}
 #pragma once

@@ -1,18 +1,33 @@
-// Timing a compiled pipeline: warm-up runs, then several samples, each long enough to time
-// reliably; the minimum is the runtime (noise only ever adds time). This is the in-process
-// core of a measurement; isolation in a child process, output checking and the ZeroMQ
-// service build on it.
+// Timing a compiled pipeline: warm-up runs, then samples, each long enough to time
+// reliably, until the minimum is confirmed; the minimum is the runtime (noise only ever
+// adds time). This is the in-process core of a measurement; isolation in a child process,
+// output checking and the ZeroMQ service build on it.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
 namespace protuner {
 
 struct TimingSettings {
-  int warmup_runs = 1;               // untimed runs first: page faults, thread pool start-up
-  int samples = 10;                  // timed samples (the GNN cost-model paper uses 10)
+  // Untimed runs first: page faults, thread pool start-up. One more run after them is timed
+  // to size the samples, so the first run's start-up cost does not shorten every sample.
+  int warmup_runs = 1;
+  int samples = 10;      // timed samples at least (the GNN cost-model paper uses 10)
+  int max_samples = 40;  // ...and at most, while the minimum is not yet confirmed
   double min_sample_seconds = 0.05;  // each sample repeats the run until it lasts this long
+  // The minimum is confirmed when `confirming_samples` samples (itself included) lie within
+  // `confirm_within` (relative) of it: one lucky or one disturbed sample does not set the
+  // runtime, and a measurement repeated in another process lands within about that much.
+  int confirming_samples = 3;
+  double confirm_within = 0.01;
+
+  // At least `n` samples, and max_samples raised to match when it was below.
+  void set_samples(int n) {
+    samples = n;
+    max_samples = std::max(max_samples, n);
+  }
 };
 
 struct TimingResult {
@@ -21,10 +36,15 @@ struct TimingResult {
   double median_ms = 0;
   double relative_spread = 0;  // (median - min) / min: how noisy the samples were
   int runs_per_sample = 1;
+  bool confirmed = false;  // the minimum met the confirmation rule within max_samples
 };
 
 // Times `run` (one execution of the pipeline) under `settings`. Throws ConfigError when the
 // settings are out of range.
 TimingResult time_runs(const std::function<void()> &run, const TimingSettings &settings);
+
+// Whether the `confirming_samples` smallest of `samples_ms` lie within `confirm_within` of
+// the smallest (false for fewer samples than that).
+bool minimum_confirmed(const std::vector<double> &samples_ms, const TimingSettings &settings);
 
 }  // namespace protuner

@@ -7,7 +7,8 @@
 //                   schedule, result cache off (target: within 3%).
 //
 // Usage: measurer_benchmark [--apps harris,unsharp,resnet50/resnet50_head] [--repeats 5]
-//                           [--cpus 0,1]
+//                           [--cpus 0,1] [--samples N] [--max-samples N]
+//                           [--min-sample-seconds S]
 // An app is <library>/<generator> or <name> (library libprotuner_app_<name>.so, generator
 // <name>), found in the build's lib/.
 #include <sched.h>
@@ -15,8 +16,6 @@
 #include <Halide.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -27,16 +26,17 @@
 #include "common/pipeline_io.h"
 #include "coordinator/text_table.h"
 #include "measurer/isolated_measurer.h"
+#include "measurer/timing.h"
 
 namespace {
 
 using namespace protuner;
-using Clock = std::chrono::steady_clock;
 
 struct Args {
   std::vector<std::string> apps = {"harris", "unsharp", "resnet50/resnet50_head"};
   int repeats = 5;
   std::vector<int> cpus;
+  MeasureSettings settings;  // the farm's defaults (measurer/timing.h) unless flags say
 };
 
 std::vector<std::string> split(const std::string &s) {
@@ -53,9 +53,8 @@ AppSpec app_spec(const std::string &arg) {
   return {gen, std::string(PROTUNER_APP_LIBRARY_DIR) + "/libprotuner_app_" + lib + ".so", gen, {}};
 }
 
-// The app's expert schedule compiled in this process, timed with the same statistic the
-// measurer reports (per-run time of the fastest of `samples` batches, each batch at least
-// `min_sample_seconds` long) around realize() directly.
+// The app's expert schedule compiled in this process and timed in a tight loop around
+// realize() with the same statistic the measurer reports (measurer/timing.h).
 class DirectTimer {
  public:
   explicit DirectTimer(const AppSpec &spec)
@@ -68,19 +67,7 @@ class DirectTimer {
 
   double min_ms(const TimingSettings &timing) {
     Halide::Pipeline &p = app_.pipeline();
-    auto start = Clock::now();
-    p.realize(out_, target_);
-    const double one = std::chrono::duration<double>(Clock::now() - start).count();
-    for (int i = 1; i < timing.warmup_runs; ++i) p.realize(out_, target_);
-    const int runs = std::max(1, static_cast<int>(std::ceil(timing.min_sample_seconds / one)));
-    double best = INFINITY;
-    for (int s = 0; s < timing.samples; ++s) {
-      start = Clock::now();
-      for (int r = 0; r < runs; ++r) p.realize(out_, target_);
-      best = std::min(
-          best, std::chrono::duration<double, std::milli>(Clock::now() - start).count() / runs);
-    }
-    return best;
+    return time_runs([&] { p.realize(out_, target_); }, timing).min_ms;
   }
 
  private:
@@ -115,6 +102,12 @@ int main(int argc, char **argv) {
       args.repeats = std::stoi(value);
     } else if (flag == "--cpus") {
       for (const auto &c : split(value)) args.cpus.push_back(std::stoi(c));
+    } else if (flag == "--samples") {
+      args.settings.timing.set_samples(std::stoi(value));
+    } else if (flag == "--max-samples") {
+      args.settings.timing.max_samples = std::stoi(value);
+    } else if (flag == "--min-sample-seconds") {
+      args.settings.timing.min_sample_seconds = std::stod(value);
     } else {
       std::cerr << "unknown flag " << flag << "\n";
       return 2;
@@ -128,10 +121,11 @@ int main(int argc, char **argv) {
   IsolatedMeasurer measurer(options);
   pin_this_process(measurer.cpus());
 
-  const MeasureSettings settings;  // the farm's defaults: 10 samples of >= 50 ms
+  const MeasureSettings &settings = args.settings;
   TextTable table({"app", "isolated min ms (median; lo..hi)", "direct min ms (median)",
                    "overhead %",
-                   "minima spread %", "compile s"});
+                   "minima spread %", "direct minima spread %", "samples (confirmed)",
+                   "compile s"});
   for (const std::string &name : args.apps) {
     MeasureRequest request;
     request.app = app_spec(name);
@@ -142,6 +136,8 @@ int main(int argc, char **argv) {
     DirectTimer direct(request.app);
     std::vector<double> minima, direct_minima;
     double compile = 0;
+    size_t samples = 0;
+    int confirmed = 0;
     for (int i = 0; i < args.repeats; ++i) {
       const MeasureResult r = measurer.measure(request);
       if (!r.ok()) {
@@ -150,6 +146,8 @@ int main(int argc, char **argv) {
       }
       minima.push_back(r.timing.min_ms);
       compile = r.compile_seconds;
+      samples += r.timing.samples_ms.size();
+      confirmed += r.timing.confirmed ? 1 : 0;
       direct_minima.push_back(direct.min_ms(settings.timing));
       std::cerr << name << " #" << i + 1 << ": isolated " << minima.back() << " ms, direct "
                 << direct_minima.back() << " ms\n";
@@ -157,19 +155,31 @@ int main(int argc, char **argv) {
     const double lo = *std::min_element(minima.begin(), minima.end());
     const double hi = *std::max_element(minima.begin(), minima.end());
     const double iso = median(minima), dir = median(direct_minima);
+    const double direct_lo = *std::min_element(direct_minima.begin(), direct_minima.end());
+    const double direct_hi = *std::max_element(direct_minima.begin(), direct_minima.end());
     table.add_row({name,
                    format_fixed(iso, 3) + " (" + format_fixed(lo, 3) + ".." + format_fixed(hi, 3) +
                        ")",
                    format_fixed(dir, 3), format_fixed(100 * (iso / dir - 1), 2),
-                   format_fixed(100 * (hi / lo - 1), 2), format_fixed(compile, 2)});
+                   format_fixed(100 * (hi / lo - 1), 2),
+                   format_fixed(100 * (direct_hi / direct_lo - 1), 2),
+                   format_fixed(static_cast<double>(samples) / args.repeats, 1) + " (" +
+                       std::to_string(confirmed) + "/" + std::to_string(args.repeats) + ")",
+                   format_fixed(compile, 2)});
   }
   const HostFacts &h = measurer.host();
   std::cout << "measurer_benchmark: " << h.cpu_model << ", cpus " << measurer.cpus().size()
             << ", SMT " << h.smt << ", governor " << h.governor << "\n"
             << "isolated = the minima of " << args.repeats
-            << " IsolatedMeasurer runs (10 samples >= 50 ms each, cache off), alternating with "
+            << " IsolatedMeasurer runs (" << settings.timing.samples << ".."
+            << settings.timing.max_samples << " samples >= " << settings.timing.min_sample_seconds
+            << " s each until " << settings.timing.confirming_samples << " lie within "
+            << 100 * settings.timing.confirm_within
+            << "% of the minimum; cache off), alternating with "
             << "as many in-process (direct) timings; overhead = median isolated / median direct "
-            << "- 1; spread = max / min - 1 of the isolated minima\n\n";
+            << "- 1; spread = max / min - 1 of the isolated minima; direct spread the same of "
+            << "the direct minima (one process, one compiled pipeline, the same buffers: what "
+            << "the machine itself drifts)\n\n";
   table.print(std::cout);
   return 0;
 }

@@ -23,7 +23,10 @@ namespace {
 // Short timing: these tests check statuses, not runtimes.
 MeasureSettings quick_settings() {
   MeasureSettings s;
-  s.timing = {1, 3, 0.005};
+  s.timing.warmup_runs = 1;
+  s.timing.set_samples(3);
+  s.timing.max_samples = 3;
+  s.timing.min_sample_seconds = 0.005;
   s.compile_timeout_seconds = 60;
   s.run_timeout_seconds = 30;
   s.memory_limit_mb = 4096;

@@ -13,7 +13,12 @@ MeasureRequest sample_request() {
   r.app = {"blur", "/lib/libx.so", "test_blur", {{"expert", "false"}, {"size", "64"}}};
   r.schedule = {ScheduleKind::kProtuner, R"({"format":"protuner-schedule"})"};
   r.target = "x86-64-linux-avx2";
-  r.settings.timing = {3, 12, 0.01};
+  r.settings.timing.warmup_runs = 3;
+  r.settings.timing.set_samples(12);
+  r.settings.timing.max_samples = 20;
+  r.settings.timing.min_sample_seconds = 0.01;
+  r.settings.timing.confirming_samples = 4;
+  r.settings.timing.confirm_within = 0.02;
   r.settings.compile_timeout_seconds = 7.5;
   r.settings.run_timeout_seconds = 9;
   r.settings.memory_limit_mb = 512;
@@ -43,6 +48,9 @@ TEST(MeasureJson, RequestRoundTripsEveryField) {
   EXPECT_EQ(b.target, a.target);
   EXPECT_EQ(b.settings.timing.warmup_runs, 3);
   EXPECT_EQ(b.settings.timing.samples, 12);
+  EXPECT_EQ(b.settings.timing.max_samples, 20);
+  EXPECT_EQ(b.settings.timing.confirming_samples, 4);
+  EXPECT_DOUBLE_EQ(b.settings.timing.confirm_within, 0.02);
   EXPECT_DOUBLE_EQ(b.settings.timing.min_sample_seconds, 0.01);
   EXPECT_DOUBLE_EQ(b.settings.compile_timeout_seconds, 7.5);
   EXPECT_DOUBLE_EQ(b.settings.run_timeout_seconds, 9);
@@ -108,8 +116,23 @@ TEST(MeasureJson, OmittedSettingsTakeTheDefaults) {
   EXPECT_EQ(r.app.params.at("n"), "3");
   EXPECT_EQ(r.target, "host");
   EXPECT_EQ(r.settings.timing.samples, defaults.timing.samples);
+  EXPECT_EQ(r.settings.timing.max_samples, defaults.timing.max_samples);
   EXPECT_EQ(r.settings.memory_limit_mb, defaults.memory_limit_mb);
   EXPECT_DOUBLE_EQ(r.settings.run_timeout_seconds, defaults.run_timeout_seconds);
+}
+
+TEST(MeasureJson, SamplesAboveTheDefaultMaximumRaiseIt) {
+  const MeasureRequest r = request_from_json(
+      R"({"app": {"library": "/l.so", "generator": "g"}, "schedule": {"kind": "root"},
+          "settings": {"samples": 60}})");
+  EXPECT_EQ(r.settings.timing.samples, 60);
+  EXPECT_EQ(r.settings.timing.max_samples, 60);
+  EXPECT_EQ(error_of([] {
+              request_from_json(R"({"app": {"library": "l", "generator": "g"},
+                                    "schedule": {"kind": "root"},
+                                    "settings": {"samples": 12, "max_samples": 11}})");
+            }),
+            "request.settings.max_samples must be at least samples");
 }
 
 TEST(MeasureJson, BadRequestsNameTheField) {
@@ -154,6 +177,7 @@ TEST(MeasureJson, ResultRoundTripsEveryField) {
   a.timing.median_ms = 2.5;
   a.timing.relative_spread = 0.1111;
   a.timing.runs_per_sample = 4;
+  a.timing.confirmed = true;
   a.host = {"AMD EPYC", 2, 2, "off", "performance", "x86-64-linux-avx2"};
   a.cpus = {0, 1};
   a.error = "output 'out' differs at (3, 4)";
@@ -166,6 +190,7 @@ TEST(MeasureJson, ResultRoundTripsEveryField) {
   EXPECT_DOUBLE_EQ(b.timing.median_ms, a.timing.median_ms);
   EXPECT_DOUBLE_EQ(b.timing.relative_spread, a.timing.relative_spread);
   EXPECT_EQ(b.timing.runs_per_sample, 4);
+  EXPECT_TRUE(b.timing.confirmed);
   EXPECT_EQ(b.host.cpu_model, "AMD EPYC");
   EXPECT_EQ(b.host.logical_cpus, 2);
   EXPECT_EQ(b.host.physical_cores, 2);

@@ -96,7 +96,10 @@ MeasureRequest blur(ScheduleKind kind) {
   r.schedule.kind = kind;
   r.target = "host";
   // Statuses are what this test checks, not runtimes: short timing.
-  r.settings.timing = {1, 3, 0.005};
+  r.settings.timing.warmup_runs = 1;
+  r.settings.timing.set_samples(3);
+  r.settings.timing.max_samples = 3;
+  r.settings.timing.min_sample_seconds = 0.005;
   r.settings.compile_timeout_seconds = 60;
   r.settings.run_timeout_seconds = 30;
   r.settings.memory_limit_mb = 4096;
