@@ -91,7 +91,7 @@ void measure_schedule(BuildContext &ctx, const DatasetApp &app, const std::strin
   request.schedule.kind = ScheduleKind::kProtuner;
   request.schedule.schedule_json = schedule;
   request.target = ctx.target.to_string();
-  request.settings.timing.set_samples(ctx.options.samples);
+  request.settings.timing = ctx.options.timing;
   const MeasureResult result = ctx.measurer.measure(request);
   std::string outcome;
   if (result.ok()) {
@@ -230,8 +230,15 @@ DatasetCommand::DatasetCommand(CLI::App &cli) {
                    "distinct random schedules per pipeline")
       ->check(CLI::PositiveNumber);
   build_->add_option("--apps", o.apps_suite, "suite file whose apps are sampled too");
-  build_->add_option("--samples", o.samples, "timed samples per measurement")
+  build_
+      ->add_option_function<int>(
+          "--samples", [&o](const int &n) { o.timing.samples = o.timing.max_samples = n; },
+          "timed samples per measurement (default 10)")
       ->check(CLI::PositiveNumber);
+  build_
+      ->add_option("--min-sample-seconds", o.timing.min_sample_seconds,
+                   "each sample repeats the run until it lasts this long (default 0.02)")
+      ->check(CLI::NonNegativeNumber);
   build_->add_option("--schedule-seed", o.schedule_seed, "another value draws other schedules");
   build_->add_option("--random-library", o.random_library, "the random pipeline generator library");
   build_->add_option("--cache-dir", o.cache_dir,

@@ -169,6 +169,7 @@ void place_fd(int from, int to) {
 // What the watch loop saw.
 struct ChildEnd {
   std::string phase = cp::kPhaseLoad;
+  bool started = false;  // the child reported a phase: it runs our code
   bool timed_out = false;
   double timeout_seconds = 0;
   int wait_status = 0;
@@ -236,6 +237,7 @@ class ChildWatcher {
       const std::string line = status_text_.substr(0, nl);
       status_text_.erase(0, nl + 1);
       if (line.rfind(cp::kPhasePrefix, 0) == 0) {
+        end_.started = true;
         enter(line.substr(std::strlen(cp::kPhasePrefix)));
       } else if (line.rfind(cp::kResultPrefix, 0) == 0) {
         end_.result_json = line.substr(std::strlen(cp::kResultPrefix));
@@ -338,6 +340,18 @@ MeasureResult classify(const ChildEnd &end) {
     r.error = with_tail("killed by SIGKILL " + phase_words(end.phase) +
                             ", not by the measurer: most likely the kernel's OOM killer",
                         end.output_tail);
+    return r;
+  }
+  if (!end.started) {
+    // It never ran our code: exec failed (the helper was missing or being rebuilt: exit
+    // 127) or the loader refused it. The candidate was never tried.
+    r.status = MeasureStatus::kMeasurerError;
+    r.error = with_tail(
+        std::string("the measurement helper did not start (") +
+            (WIFSIGNALED(ws) ? std::string("signal ") + strsignal(WTERMSIG(ws))
+                             : "exit code " + std::to_string(WEXITSTATUS(ws))) +
+            "); the candidate was not measured",
+        end.output_tail);
     return r;
   }
   how = WIFSIGNALED(ws) ? std::string("died of signal ") + std::to_string(WTERMSIG(ws)) + " (" +

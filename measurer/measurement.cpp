@@ -8,15 +8,15 @@
 #include "common/errors.h"
 
 namespace protuner {
-namespace {
 
-constexpr MeasureStatus kAllStatuses[] = {
-    MeasureStatus::kOk,          MeasureStatus::kCompileError, MeasureStatus::kRuntimeCrash,
-    MeasureStatus::kTimeout,     MeasureStatus::kOutOfMemory,  MeasureStatus::kWrongOutput,
-    MeasureStatus::kBadRequest,
-};
-
-}  // namespace
+const std::vector<MeasureStatus> &all_statuses() {
+  static const std::vector<MeasureStatus> statuses{
+      MeasureStatus::kOk,          MeasureStatus::kCompileError, MeasureStatus::kRuntimeCrash,
+      MeasureStatus::kTimeout,     MeasureStatus::kOutOfMemory,  MeasureStatus::kWrongOutput,
+      MeasureStatus::kBadRequest,  MeasureStatus::kMeasurerError,
+  };
+  return statuses;
+}
 
 const std::vector<std::string> &halide_autoscheduler_names() {
   static const std::vector<std::string> names{"Adams2019", "Mullapudi2016", "Li2018"};
@@ -48,16 +48,17 @@ const char *status_name(MeasureStatus status) {
     case MeasureStatus::kOutOfMemory: return "out_of_memory";
     case MeasureStatus::kWrongOutput: return "wrong_output";
     case MeasureStatus::kBadRequest: return "bad_request";
+    case MeasureStatus::kMeasurerError: return "measurer_error";
   }
   return "unknown";
 }
 
 MeasureStatus parse_status(const std::string &name) {
-  for (MeasureStatus s : kAllStatuses) {
+  for (MeasureStatus s : all_statuses()) {
     if (name == status_name(s)) return s;
   }
   std::string known;
-  for (MeasureStatus s : kAllStatuses) known += std::string(known.empty() ? "" : ", ") + status_name(s);
+  for (MeasureStatus s : all_statuses()) known += std::string(known.empty() ? "" : ", ") + status_name(s);
   throw ConfigError("unknown measurement status '" + name + "' (known: " + known + ")");
 }
 

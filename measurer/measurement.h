@@ -73,11 +73,17 @@ enum class MeasureStatus : uint8_t {
   kOutOfMemory,
   kWrongOutput,
   kBadRequest,
+  // The measurer itself failed (its helper process did not start: a missing or replaced
+  // executable, a library the loader cannot find). Says nothing of the candidate: never
+  // cached, and worth asking another measurer.
+  kMeasurerError,
 };
 
 // "ok", "compile_error", "runtime_crash", "timeout", "out_of_memory", "wrong_output",
-// "bad_request": the names used on the wire, in JSON and in reports.
+// "bad_request", "measurer_error": the names used on the wire, in JSON and in reports.
 const char *status_name(MeasureStatus status);
+// Every status, in declaration order.
+const std::vector<MeasureStatus> &all_statuses();
 // The inverse; throws ConfigError for an unknown name.
 MeasureStatus parse_status(const std::string &name);
 

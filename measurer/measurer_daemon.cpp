@@ -37,12 +37,6 @@ constexpr std::chrono::milliseconds kStopCheckInterval{100};
 const prometheus::Histogram::BucketBoundaries kSecondsBuckets{0.1, 0.25, 0.5, 1,  2.5, 5,
                                                               10,  30,   60,  120, 300, 600};
 
-constexpr MeasureStatus kAllStatuses[] = {
-    MeasureStatus::kOk,          MeasureStatus::kCompileError, MeasureStatus::kRuntimeCrash,
-    MeasureStatus::kTimeout,     MeasureStatus::kOutOfMemory,  MeasureStatus::kWrongOutput,
-    MeasureStatus::kBadRequest,
-};
-
 // Routing ids are binary; logs show them as hex.
 std::string peer_name(const std::string &identity) {
   static const char *kHex = "0123456789abcdef";
@@ -167,7 +161,7 @@ struct Metrics {
                          .Name("protuner_measurer_requests_total")
                          .Help("Measurement requests answered, by result status")
                          .Register(registry);
-    for (MeasureStatus s : kAllStatuses) {
+    for (MeasureStatus s : all_statuses()) {
       by_status[static_cast<int>(s)] = &requests.Add({{"status", status_name(s)}});
     }
     wire_errors = &prometheus::BuildCounter()
@@ -191,7 +185,8 @@ struct Metrics {
                    .Register(registry)
                    .Add({}, kSecondsBuckets);
   }
-  prometheus::Counter *by_status[std::size(kAllStatuses)] = {};
+  // Indexed by MeasureStatus; kMeasurerError is the last one.
+  prometheus::Counter *by_status[static_cast<int>(MeasureStatus::kMeasurerError) + 1] = {};
   prometheus::Counter *wire_errors = nullptr;
   prometheus::Gauge *queue_length = nullptr;
   prometheus::Gauge *busy = nullptr;

@@ -292,6 +292,12 @@ void MeasurerClient::Batch::handle(Link &link, const wire::Message &message, Clo
       }
       {
         MeasureResult result = wire::read_result(message);  // may throw: still outstanding
+        if (result.status == MeasureStatus::kMeasurerError) {
+          // That measurer is broken, not the candidate: another one may measure it.
+          ++link.answered;
+          attempt_failed(link, "the measurer could not measure: " + result.error);
+          return;
+        }
         const size_t request = *link.outstanding;
         link.outstanding.reset();
         ++link.answered;

@@ -6,6 +6,7 @@
 #include <Halide.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "common/errors.h"
@@ -302,6 +303,30 @@ TEST(IsolatedMeasurer, RequireSmtOffRefusesWhenSmtIsOn) {
   const MeasureResult measured = m.measure(r);
   EXPECT_STATUS(measured, MeasureStatus::kOk);
   EXPECT_EQ(measured.host.smt, "on");
+}
+
+TEST(IsolatedMeasurer, AHelperThatDoesNotStartIsAMeasurerErrorNeverCached) {
+  // The helper was there when the measurer started and then could not be run (rebuilt
+  // under a running dataset build, exec gives 127): the candidate was never tried, so the
+  // result must not say compile_error, nor be cached as one.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("protuner_helper_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto helper = dir / "protuner-measure-child";
+  std::ofstream(helper) << "#!/bin/sh\nexit 127\n";
+  std::filesystem::permissions(helper, std::filesystem::perms::owner_all);
+  IsolatedMeasurerOptions o = test_options();
+  o.cache_dir = (dir / "cache").string();
+  o.use_result_cache = true;
+  o.child_executable = helper.string();
+  IsolatedMeasurer m(o);
+  const MeasureResult first = m.measure(blur());
+  EXPECT_STATUS(first, MeasureStatus::kMeasurerError);
+  EXPECT_NE(first.error.find("did not start (exit code 127)"), std::string::npos) << first.error;
+  const MeasureResult second = m.measure(blur());
+  EXPECT_STATUS(second, MeasureStatus::kMeasurerError);
+  EXPECT_FALSE(second.from_cache);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(IsolatedMeasurer, AMissingHelperExecutableIsAConfigError) {

@@ -181,6 +181,16 @@ TEST(MeasurerClient, HungMeasurementTimesOutAndIsRetriedElsewhere) {
   EXPECT_EQ(client.stats().deaths, 0);
 }
 
+TEST(MeasurerClient, AMeasurerThatCannotMeasureLosesItsRequestsToAnother) {
+  auto broken_state = std::make_shared<testing::FakeState>();
+  broken_state->broken_every_request = true;
+  DaemonThread broken(broken_state), good;
+  MeasurerClient client({broken.endpoint(), good.endpoint()}, fast_client());
+  expect_in_order(client.measure_batch(fake_batch(4, 20)), 4);
+  EXPECT_GE(broken_state->started.load(), 1);
+  EXPECT_EQ(client.stats().retried, broken_state->started.load());
+}
+
 TEST(MeasurerClient, ShuttingDownMeasurerHandsItsRequestToAnother) {
   auto stuck_state = std::make_shared<testing::FakeState>();
   stuck_state->hang_every_request = true;

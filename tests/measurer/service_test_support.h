@@ -47,6 +47,8 @@ struct FakeState {
   std::condition_variable cv;
   bool released = false;
   std::atomic<bool> hang_every_request{false};  // a measurer stuck in its backend
+  // Every request answered measurer_error, as a measurer whose helper cannot start would.
+  std::atomic<bool> broken_every_request{false};
   std::atomic<int> active{0};
   std::atomic<int> max_active{0};  // > 1 would mean two measurements at once
   std::atomic<int> started{0};
@@ -91,6 +93,11 @@ class FakeBackend : public MeasurementBackend {
     }
     if (param("throw") == "1") throw std::runtime_error("fake backend exploded");
     MeasureResult result;
+    if (state_->broken_every_request) {
+      result.status = MeasureStatus::kMeasurerError;
+      result.error = "the measurement helper did not start (exit code 127)";
+      return result;
+    }
     result.status = MeasureStatus::kOk;
     result.compile_seconds = param("index").empty() ? -1 : std::stod(param("index"));
     result.timing.samples_ms = {1.5, 1.0, 1.25};

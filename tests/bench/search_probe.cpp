@@ -1,0 +1,136 @@
+// What the searches find for one suite app by the cost model alone, and what the model
+// predicts for schedules given as files (say, an expert schedule written as schedule JSON):
+// when a search loses to an expert schedule, this tells whether the model ranks the expert
+// schedule worse (a model problem) or the search never reached it (a search problem).
+// Prints one row per search and per file, and writes each search's schedule to --out so
+// `protuner measure --schedule` can time it.
+//
+// Usage: search_probe APP [--algorithms beam,greedy,mcts_1s] [--seconds 20] [--seed 1]
+//                         [--out DIR] [--schedule FILE]...
+// APP is a suite app name (library libprotuner_app_APP.so in the build's lib/).
+#include <Halide.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "common/app.h"
+#include "common/host_target.h"
+#include "coordinator/text_table.h"
+#include "searcher/apply_schedule.h"
+#include "searcher/cost/analytic_model.h"
+#include "searcher/schedule_json.h"
+#include "searcher/search/search_registry.h"
+#include "searcher/search_space.h"
+
+namespace {
+
+using namespace protuner;
+
+std::vector<std::string> split(const std::string &s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
+std::string read_file(const std::string &path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::cerr << "usage: search_probe APP [--algorithms a,b] [--seconds S] [--seed N] [--out DIR] "
+                 "[--schedule FILE]...\n";
+    return 2;
+  }
+  const std::string app = argv[1];
+  std::vector<std::string> algorithms = {"beam", "greedy", "mcts_1s"};
+  std::vector<std::string> files;
+  double seconds = 20;
+  uint64_t seed = 1;
+  std::string out_dir = "search-probe-out";
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--algorithms") {
+      algorithms = split(value);
+    } else if (flag == "--seconds") {
+      seconds = std::stod(value);
+    } else if (flag == "--seed") {
+      seed = std::stoull(value);
+    } else if (flag == "--out") {
+      out_dir = value;
+    } else if (flag == "--schedule") {
+      files.push_back(value);
+    } else {
+      std::cerr << "unknown flag " << flag << "\n";
+      return 2;
+    }
+  }
+  try {
+    const Halide::Target target = host_target();
+    AppInstance instance = AppInstance::create(
+        {app, std::string(PROTUNER_APP_LIBRARY_DIR) + "/libprotuner_app_" + app + ".so", app, {}},
+        target);
+    auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(instance.pipeline()));
+    const SearchSpace space(SearchSpaceOptions::for_target(target));
+    const MachineModel machine = MachineModel::from_host();
+    AnalyticModel model(graph, machine);
+    std::filesystem::create_directories(out_dir);
+
+    std::cout << app << ": Funcs in decision order:";
+    for (size_t f = 0; f < graph->funcs.size(); ++f) {
+      std::cout << " " << f << "=" << stable_func_name(graph->funcs[f].name);
+    }
+    std::cout << "\n\n";
+    TextTable table({"schedule", "predicted ms", "evaluations", "search s", "written to"});
+    for (const std::string &name : algorithms) {
+      SearchContext ctx;
+      ctx.graph = graph;
+      ctx.space = &space;
+      ctx.cost_model = [graph, machine] { return std::make_unique<AnalyticModel>(graph, machine); };
+      ctx.seed = seed;
+      SearchBudget budget;
+      const auto start = std::chrono::steady_clock::now();
+      budget.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(seconds));
+      const SearchResult r = make_search(name)->run(ctx, budget);
+      const double took =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::string path = out_dir + "/" + app + "_" + name + ".json";
+      std::ofstream(path) << schedule_to_json(r.best) << "\n";
+      table.add_row({name, format_fixed(1000 * model.predict({&r.best})[0], 3),
+                     std::to_string(r.evaluations), format_fixed(took, 1), path});
+    }
+    for (const std::string &file : files) {
+      const ScheduleState state = schedule_from_json(read_file(file), graph);
+      table.add_row({file, format_fixed(1000 * model.predict({&state})[0], 3), "-", "-", "-"});
+    }
+    table.print(std::cout);
+    // The loop nest Halide makes of each file's schedule, on stderr as Halide prints it;
+    // after them the app's own expert schedule's.
+    for (const std::string &file : files) {
+      AppInstance fresh = AppInstance::create(instance.spec(), target);
+      apply_schedule(schedule_from_json(read_file(file), graph), fresh.pipeline());
+      std::cerr << "\n" << file << ":\n";
+      fresh.pipeline().outputs()[0].print_loop_nest();
+    }
+    if (!files.empty()) {
+      AppInstance expert = AppInstance::create(instance.spec(), target, {{"expert", "true"}});
+      std::cerr << "\nexpert:\n";
+      expert.pipeline().outputs()[0].print_loop_nest();
+    }
+  } catch (const std::exception &e) {
+    std::cerr << "search_probe: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
