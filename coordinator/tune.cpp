@@ -28,6 +28,7 @@
 #include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/search_registry.h"
+#include "searcher/strip_schedule.h"
 
 namespace protuner {
 namespace {
@@ -361,20 +362,48 @@ void append_trace(SearchOutcome &out, const SearchResult &r, double run_offset) 
   }
 }
 
-// Measures the run's best (free when the search already did: the measurer remembers) and
-// keeps it when it is the fastest so far.
-void keep_if_best(SearchOutcome &out, const SearchResult &r, BackendCandidateMeasurer &measurer,
-                  double now_offset) {
-  const std::optional<double> seconds = measurer.measure({&r.best})[0];
+// Measures `state` (free when it was measured already: the measurer remembers) and keeps
+// it when it is the fastest so far; a trace point either way.
+void keep_if_faster(SearchOutcome &out, const ScheduleState &state, double predicted_seconds,
+                    BackendCandidateMeasurer &measurer, double now_offset) {
+  const std::optional<double> seconds = measurer.measure({&state})[0];
   if (seconds && (!out.best_result || *seconds * 1000 < out.best_result->timing.min_ms)) {
-    out.best = r.best;
-    out.best_result = measurer.result_for(schedule_to_json(r.best));
-    out.best_cost_seconds = r.best_cost;
+    out.best = state;
+    out.best_result = measurer.result_for(schedule_to_json(state));
+    out.best_cost_seconds = predicted_seconds;
   }
-  TunePoint p{now_offset, std::nullopt, r.best_cost * 1000};
+  TunePoint p{now_offset, std::nullopt, predicted_seconds * 1000};
   if (!out.trace.empty()) p.best_cost_ms = min_opt(out.trace.back().best_cost_ms, p.best_cost_ms);
   if (out.best_result) p.best_measured_ms = out.best_result->timing.min_ms;
   out.trace.push_back(p);
+}
+
+// The seeds, before any search: the compute-root fallback (so the app has a measured
+// schedule whatever the search's candidates do: overrun the compile limit, fail to
+// measure), then the strip seeds the cost model predicts faster than it, best first.
+void measure_seeds(const PreparedApp &app, SearchOutcome &out, BackendCandidateMeasurer &measurer,
+                   const TuneSettings &settings, Clock::time_point start) {
+  AnalyticModel model(app.graph, app.machine);
+  const ScheduleState fallback = fallback_schedule(app.graph, app.space->options());
+  const double fallback_cost = model.predict({&fallback})[0];
+  keep_if_faster(out, fallback, fallback_cost, measurer, seconds_between(start, Clock::now()));
+  const std::vector<ScheduleState> strips = strip_schedules(app.graph, app.space->options());
+  std::vector<const ScheduleState *> batch;
+  for (const ScheduleState &s : strips) batch.push_back(&s);
+  const std::vector<double> predicted = model.predict(batch);
+  // The model ranks strip heights poorly (camera_pipe's fastest was its 4th), but it does
+  // tell strips that cannot work: iir_blur's, predicted slower than the fallback, ran 5x
+  // to 600x slower (two past the 120 s run limit).
+  std::vector<size_t> order;
+  for (size_t k = 0; k < strips.size(); ++k) {
+    if (predicted[k] < fallback_cost) order.push_back(k);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return predicted[a] < predicted[b]; });
+  order.resize(std::min<size_t>(order.size(), std::max(0, settings.strip_seeds_measured)));
+  for (size_t k : order) {
+    keep_if_faster(out, strips[k], predicted[k], measurer, seconds_between(start, Clock::now()));
+  }
 }
 
 }  // namespace
@@ -384,16 +413,7 @@ SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm,
                            BackendCandidateMeasurer &measurer, const TuneSettings &settings,
                            const std::function<void(const LoopProgress &)> &progress) {
   SearchOutcome out;
-  // The fallback first: the app then has a measured schedule whatever the search's
-  // candidates do (overrun the compile limit, fail to measure).
-  const ScheduleState fallback = fallback_schedule(app.graph, app.space->options());
-  if (measurer.measure({&fallback})[0]) {
-    out.best = fallback;
-    out.best_result = measurer.result_for(schedule_to_json(fallback));
-    out.best_cost_seconds = AnalyticModel(app.graph, app.machine).predict({&fallback})[0];
-    out.trace.push_back({seconds_between(start, Clock::now()), out.best_result->timing.min_ms,
-                         out.best_cost_seconds * 1000});
-  }
+  measure_seeds(app, out, measurer, settings, start);
   for (uint64_t s = seed; out.seeds.empty() || Clock::now() < deadline; ++s) {
     std::unique_ptr<Search> search = make_search(algorithm);
     // Cost-only algorithms get no measurer, so each runs as its name says; their best is
@@ -421,7 +441,8 @@ SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm,
     }
     out.seeds.push_back(s);
     append_trace(out, *result, run_offset);
-    keep_if_best(out, *result, measurer, seconds_between(start, Clock::now()));
+    keep_if_faster(out, result->best, result->best_cost, measurer,
+                   seconds_between(start, Clock::now()));
     report(std::nullopt);
   }
   return out;
@@ -487,7 +508,9 @@ void add_tune_options(CLI::App *cmd, TuneArgs &a, TuneCommand which) {
   cmd->add_option("--out", a.out_dir, "output folder, one subfolder per app")
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "seed of the first search run")->capture_default_str();
-  cmd->add_option("--samples", a.samples, "timed samples per measurement")
+  cmd->add_option("--samples", a.samples,
+                  "timed samples per measurement, at least (more, up to 40, until the minimum "
+                  "is confirmed)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--cpus", a.cpus, "CPUs to measure on, e.g. 0,1")->delimiter(',');

@@ -57,6 +57,11 @@ struct TuneSettings {
   // bilateral_grid at 3 minutes); baselines keep the full limit.
   double candidate_compile_share = 0.15;
   double candidate_compile_min_seconds = 20;
+  // Strip seeds (searcher/strip_schedule.h) measured before the search, at most: those the
+  // cost model predicts faster than the compute-root fallback, best first (all heights by
+  // default: compiling one takes about a second, and the model ranks heights poorly); 0
+  // measures only the fallback.
+  int strip_seeds_measured = 5;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
   int search_threads = 0;
   // Without a terminal, a progress line is printed at most this often (with one, the
@@ -141,10 +146,12 @@ struct SearchOutcome {
   std::vector<std::string> errors;  // runs that threw, with why
 };
 
-// Measures the fallback schedule (searcher/fallback_schedule.h), then runs `algorithm`
-// with seeds seed, seed+1, ... from `start` until `deadline` (at least one run, even past
-// it), measures each run's best complete schedule through `measurer` when the search did
-// not, and keeps the fastest measured, the fallback included. Throws ConfigError for an
+// Measures the seed schedules (the compute-root fallback, searcher/fallback_schedule.h, and
+// up to TuneSettings::strip_seeds_measured strip seeds the cost model predicts faster than
+// it, searcher/strip_schedule.h), then runs `algorithm` with seeds seed, seed+1, ... from
+// `start` until `deadline` (at least one run, even past it), measures each run's best
+// complete schedule through `measurer` when the search did not, and keeps the fastest
+// measured, the seed schedules included. Throws ConfigError for an
 // unknown algorithm; a run that throws is recorded in `errors` and ends the loop.
 SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm, uint64_t seed,
                            Clock::time_point start, Clock::time_point deadline,

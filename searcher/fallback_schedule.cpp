@@ -7,7 +7,16 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-StageTiling root_tiling(const FuncNode &f, const StageNode &stage, const SearchSpaceOptions &o) {
+}  // namespace
+
+int64_t native_lanes(const FuncNode &f, const SearchSpaceOptions &options) {
+  int bits = 8;
+  for (const std::string &type : f.value_types) bits = std::max(bits, value_type_bits(type));
+  return std::max(1, options.vector_bits / bits);
+}
+
+StageTiling fallback_stage_tiling(const FuncNode &f, const StageNode &stage,
+                                  const SearchSpaceOptions &o) {
   const Region loops = stage.loop_region(f.root_region);
   const int n = stage.num_pure;
   StageTiling t;
@@ -16,9 +25,7 @@ StageTiling root_tiling(const FuncNode &f, const StageNode &stage, const SearchS
     t.inner.push_back(1);
   }
   if (n == 0) return t;
-  int bits = 8;
-  for (const std::string &type : f.value_types) bits = std::max(bits, value_type_bits(type));
-  const int64_t lanes = std::max(1, o.vector_bits / bits);
+  const int64_t lanes = native_lanes(f, o);
   if (t.tile[0] >= lanes) t.inner[0] = lanes;
   const int top = n - 1;
   const int64_t tasks = std::min<int64_t>(t.tile[top], int64_t{o.cores} * kFallbackTasksPerCore);
@@ -33,15 +40,15 @@ StageTiling root_tiling(const FuncNode &f, const StageNode &stage, const SearchS
   return t;
 }
 
-}  // namespace
-
 ScheduleState fallback_schedule(std::shared_ptr<const PipelineGraph> graph,
                                 const SearchSpaceOptions &options) {
   ScheduleState state(graph);
   for (const FuncNode &f : graph->funcs) {
     FuncDecision d;
     d.placement = Placement::kRoot;
-    for (const StageNode &stage : f.stages) d.stages.push_back(root_tiling(f, stage, options));
+    for (const StageNode &stage : f.stages) {
+      d.stages.push_back(fallback_stage_tiling(f, stage, options));
+    }
     state.decide(std::move(d));
   }
   return state;

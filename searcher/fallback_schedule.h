@@ -21,4 +21,12 @@ ScheduleState fallback_schedule(std::shared_ptr<const PipelineGraph> graph,
 
 constexpr int kFallbackTasksPerCore = 4;
 
+// Native vector lanes of f's widest value type on the target `options` describes.
+int64_t native_lanes(const FuncNode &f, const SearchSpaceOptions &options);
+
+// The fallback's tiling of one stage computed at root: the outermost variable split into
+// tasks run in parallel, the innermost vectorized where it is that long.
+StageTiling fallback_stage_tiling(const FuncNode &f, const StageNode &stage,
+                                  const SearchSpaceOptions &options);
+
 }  // namespace protuner

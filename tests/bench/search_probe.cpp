@@ -2,8 +2,9 @@
 // predicts for schedules given as files (say, an expert schedule written as schedule JSON):
 // when a search loses to an expert schedule, this tells whether the model ranks the expert
 // schedule worse (a model problem) or the search never reached it (a search problem).
-// Prints one row per search and per file, and writes each search's schedule to --out so
-// `protuner measure --schedule` can time it.
+// Prints one row per search, per seed schedule tuning starts from (the compute-root
+// fallback and the strip seeds) and per file, and writes the searches' and seeds' schedules
+// to --out so `protuner measure --schedule` can time them.
 //
 // Usage: search_probe APP [--algorithms beam,greedy,mcts_1s] [--seconds 20] [--seed 1]
 //                         [--out DIR] [--schedule FILE]...
@@ -24,6 +25,8 @@
 #include "searcher/schedule_json.h"
 #include "searcher/search/search_registry.h"
 #include "searcher/search_space.h"
+#include "searcher/fallback_schedule.h"
+#include "searcher/strip_schedule.h"
 
 namespace {
 
@@ -110,11 +113,42 @@ int main(int argc, char **argv) {
       table.add_row({name, format_fixed(1000 * model.predict({&r.best})[0], 3),
                      std::to_string(r.evaluations), format_fixed(took, 1), path});
     }
+    // The seeds tuning measures before searching (fallback_schedule.h, strip_schedule.h).
+    std::vector<ScheduleState> seeds = {fallback_schedule(graph, space.options())};
+    for (ScheduleState &s : strip_schedules(graph, space.options())) seeds.push_back(std::move(s));
+    for (size_t k = 0; k < seeds.size(); ++k) {
+      const std::string name = k == 0 ? "fallback" : "strips_" + std::to_string(k);
+      const std::string path = out_dir + "/" + app + "_" + name + ".json";
+      std::ofstream(path) << schedule_to_json(seeds[k]) << "\n";
+      table.add_row({name, format_fixed(1000 * model.predict({&seeds[k]})[0], 3), "-", "-", path});
+    }
     for (const std::string &file : files) {
       const ScheduleState state = schedule_from_json(read_file(file), graph);
       table.add_row({file, format_fixed(1000 * model.predict({&state})[0], 3), "-", "-", "-"});
     }
     table.print(std::cout);
+    // Per stage, what the model predicts of each file's schedule (microseconds).
+    if (!files.empty()) {
+      std::vector<std::string> header = {"stage"};
+      std::vector<std::vector<double>> costs;
+      std::vector<PipelineFeatures> features;
+      for (const std::string &file : files) {
+        header.push_back(std::filesystem::path(file).filename().string() + " us");
+        features.push_back(
+            model.featurizer().featurize(schedule_from_json(read_file(file), graph)));
+        costs.push_back(model.stage_costs(features.back()));
+      }
+      TextTable stages(header);
+      for (size_t n = 0; n < features[0].stages.size(); ++n) {
+        const StageFeatures &sf = features[0].stages[n];
+        std::vector<std::string> row = {stable_func_name(graph->funcs[sf.func].name) + "." +
+                                        std::to_string(sf.stage)};
+        for (const auto &c : costs) row.push_back(format_fixed(1e6 * c[n], 1));
+        stages.add_row(row);
+      }
+      std::cout << "\n";
+      stages.print(std::cout);
+    }
     // The loop nest Halide makes of each file's schedule, on stderr as Halide prints it;
     // after them the app's own expert schedule's.
     for (const std::string &file : files) {

@@ -6,12 +6,15 @@
 
 #include <functional>
 #include <random>
+#include <set>
 
 #include "common/host_target.h"
 #include "common/pipeline_io.h"
 #include "searcher/apply_schedule.h"
 #include "searcher/fallback_schedule.h"
+#include "searcher/schedule_json.h"
 #include "searcher/search_space.h"
+#include "searcher/strip_schedule.h"
 #include "tests/searcher/guarded_allocations.h"
 #include "tests/searcher/search_fixtures.h"
 #include "tests/searcher/test_pipelines.h"
@@ -180,6 +183,75 @@ TEST(FallbackSchedule, ComputesTheSameBitsAtRootInParallelAndVectorized) {
     EXPECT_EQ(check(expected, p), std::nullopt) << "pipeline " << i << ":\n"
                                                 << schedule_source(state, "fallback");
   }
+}
+
+// Strip seeds (strip_schedule.h) compute the same bits, and have the shape they claim:
+// the output in parallel strips, every Func not inlined computed per strip or at root.
+TEST(StripSchedules, ComputeTheSameBitsInParallelStrips) {
+  const std::vector<std::function<Halide::Pipeline()>> builds = {
+      [] { return testing::blur_chain_pipeline(); },
+      [] { return testing::bilateral_grid_pipeline(); },
+      [] { return testing::conv_relu_pipeline(); },
+      [] { return testing::matmul_pipeline(); },
+      [] { return testing::pyramid_pipeline(); },
+      [] { return testing::equalize_pipeline(); }};
+  for (size_t i = 0; i < builds.size(); ++i) {
+    Halide::Pipeline reference = builds[i]();
+    const Halide::Buffer<> expected = run(reference);
+    const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
+    const std::vector<ScheduleState> seeds =
+        strip_schedules(graph, SearchSpaceOptions::for_target(strict_host()));
+    ASSERT_FALSE(seeds.empty()) << "pipeline " << i;
+    // The fewest strips and the most: the JIT compiles dominate this test's time.
+    for (size_t k : std::set<size_t>{0, seeds.size() - 1}) {
+      const ScheduleState &state = seeds[k];
+      ASSERT_TRUE(state.complete());
+      const LoopRef strip{0, static_cast<int>(graph->funcs[0].stages.size()) - 1, 0};
+      EXPECT_TRUE(state.bounds(0).loops[strip.stage][0].parallel)
+          << "pipeline " << i << ", seed " << k << ": " << schedule_to_json(state);
+      for (int f = 1; f < state.num_decided(); ++f) {
+        const FuncDecision &d = state.decision(f);
+        if (d.placement == Placement::kAt) {
+          EXPECT_TRUE(d.compute_at == strip) << graph->funcs[f].name;
+        }
+      }
+      Halide::Pipeline p = builds[i]();
+      apply_schedule(state, p);
+      EXPECT_EQ(check(expected, p), std::nullopt)
+          << "pipeline " << i << ", seed " << k << ":\n" << schedule_source(state, "strips");
+    }
+  }
+}
+
+// In the blur chain, blur_y (read once per point by its one consumer) is inlined and
+// blur_x (read at three rows by it) is computed per strip; the histogram a whole image
+// feeds is computed at root (per strip it would be computed once per strip).
+TEST(StripSchedules, StencilsGoPerStripPointwiseReadsInlineWholeImageReductionsAtRoot) {
+  const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  const auto blur = testing::graph_of(testing::blur_chain_pipeline());
+  const std::vector<ScheduleState> blur_seeds = strip_schedules(blur, options);
+  ASSERT_FALSE(blur_seeds.empty());
+  const auto placement_of = [&](const std::string &name) {
+    for (size_t f = 0; f < blur->funcs.size(); ++f) {
+      if (stable_func_name(blur->funcs[f].name) == name) {
+        return blur_seeds[0].decision(static_cast<int>(f)).placement;
+      }
+    }
+    ADD_FAILURE() << "no Func " << name;
+    return Placement::kRoot;
+  };
+  EXPECT_EQ(placement_of("blur_y"), Placement::kInline);
+  EXPECT_EQ(placement_of("blur_x"), Placement::kAt);
+
+  const auto equalize = testing::graph_of(testing::equalize_pipeline());
+  const std::vector<ScheduleState> eq_seeds = strip_schedules(equalize, options);
+  ASSERT_FALSE(eq_seeds.empty());
+  int hist = -1;
+  for (size_t f = 0; f < equalize->funcs.size(); ++f) {
+    if (stable_func_name(equalize->funcs[f].name) == "hist") hist = static_cast<int>(f);
+  }
+  ASSERT_GE(hist, 0);
+  EXPECT_EQ(eq_seeds[0].decision(hist).placement, Placement::kRoot);
 }
 
 }  // namespace

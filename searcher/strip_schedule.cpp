@@ -1,0 +1,158 @@
+#include "searcher/strip_schedule.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "searcher/fallback_schedule.h"
+
+namespace protuner {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// The owner's stage in parallel strips `height` points high along pure variable `v`: every
+// other variable whole (no outer loop), the innermost vectorized where it is that long. The
+// strip loop is then the stage's loop 0.
+StageTiling strip_tiling(const FuncNode &f, const StageNode &stage, int v, int64_t height,
+                         const SearchSpaceOptions &options) {
+  const Region loops = stage.loop_region(f.root_region);
+  const int64_t lanes = native_lanes(f, options);
+  StageTiling t;
+  for (int k = 0; k < stage.num_pure; ++k) {
+    t.inner.push_back(k == 0 && loops[k].extent() >= lanes ? lanes : 1);
+    t.tile.push_back(round_up(std::max<int64_t>(1, loops[k].extent()), t.inner.back()));
+  }
+  t.tile[v] = round_up(height, t.inner[v]);
+  t.parallel_loops = t.tile[v] < loops[v].extent() ? 1 : 0;
+  return t;
+}
+
+// A stage computed once per strip over `region`: whole, its innermost variable vectorized
+// when `vectorize` and it is that long.
+StageTiling whole_tiling(const FuncNode &f, const StageNode &stage, const Region &region,
+                         bool vectorize, const SearchSpaceOptions &options) {
+  const Region loops = stage.loop_region(region);
+  const int64_t lanes = vectorize ? native_lanes(f, options) : 1;
+  StageTiling t;
+  for (int k = 0; k < stage.num_pure; ++k) {
+    t.inner.push_back(k == 0 && loops[k].extent() >= lanes ? lanes : 1);
+    t.tile.push_back(round_up(std::max<int64_t>(1, loops[k].extent()), t.inner.back()));
+  }
+  return t;
+}
+
+FuncDecision at_root(const FuncNode &f, const SearchSpaceOptions &options) {
+  FuncDecision d;
+  d.placement = Placement::kRoot;
+  for (const StageNode &stage : f.stages) d.stages.push_back(fallback_stage_tiling(f, stage, options));
+  return d;
+}
+
+// f computed and stored per strip, vectorized if that is legal, or nothing when no such
+// decision is legal or it would recompute too much.
+std::optional<FuncDecision> per_strip(const ScheduleState &state, const FuncNode &f, int index,
+                                      const LoopRef &strip, const SearchSpaceOptions &options) {
+  const Region region = state.region_at(index, strip);
+  const double points = static_cast<double>(region_points(region)) *
+                        static_cast<double>(state.realizations_at(strip));
+  if (points >= kMaxStripRecompute * static_cast<double>(region_points(f.root_region))) {
+    return std::nullopt;
+  }
+  for (bool vectorize : {true, false}) {
+    FuncDecision d;
+    d.placement = Placement::kAt;
+    d.compute_at = d.store_at = strip;
+    for (const StageNode &stage : f.stages) {
+      d.stages.push_back(whole_tiling(f, stage, region, vectorize, options));
+    }
+    if (state.check_decision(d).empty()) return d;
+  }
+  return std::nullopt;
+}
+
+// Whether f is worth inlining in a strip seed: its one consumer reads each of its points
+// about once (a boundary condition read pointwise, a channel mix: nothing computed twice),
+// or it is cheap enough to recompute for a small stencil.
+bool worth_inlining(const ScheduleState &state, int f) {
+  const FuncNode &node = state.graph().funcs[f];
+  if (!node.inlinable()) return false;
+  const int64_t per_use = state.inline_footprint(f);
+  if (node.stages[0].code_per_point <= kCheapCodePerPoint && per_use <= kMaxCheapRecompute) {
+    return true;
+  }
+  if (node.consumers.size() != 1) return false;  // each consumer would compute it again
+  const FuncNode &consumer = state.graph().funcs[node.consumers[0]];
+  const double reads = static_cast<double>(per_use) *
+                       static_cast<double>(region_points(consumer.root_region));
+  return reads <= (1 + kInlineEdgeRereads) * static_cast<double>(region_points(node.root_region));
+}
+
+std::optional<ScheduleState> strip_schedule(std::shared_ptr<const PipelineGraph> graph,
+                                            int64_t height, const SearchSpaceOptions &options) {
+  const FuncNode &owner = graph->funcs[0];
+  // The strips run along the outermost pure variable of the owner's last stage that has
+  // enough strips of that height; its producers are computed in that stage's strip loop.
+  const StageNode &last = owner.stages.back();
+  const Region last_loops = last.loop_region(owner.root_region);
+  const int64_t min_strips = int64_t{kMinStripsPerCore} * std::max(1, options.cores);
+  int strip_var = -1;
+  for (int v = last.num_pure - 1; v >= 0 && strip_var < 0; --v) {
+    if (last_loops[v].extent() >= min_strips * height) strip_var = v;
+  }
+  if (strip_var < 0) return std::nullopt;
+  const int dim = last.pure_dims[strip_var];
+
+  ScheduleState state(graph);
+  FuncDecision out;
+  out.placement = Placement::kRoot;
+  for (const StageNode &stage : owner.stages) {
+    const auto it = std::find(stage.pure_dims.begin(), stage.pure_dims.end(), dim);
+    const int v = static_cast<int>(it - stage.pure_dims.begin());
+    out.stages.push_back(it == stage.pure_dims.end()
+                             ? fallback_stage_tiling(owner, stage, options)
+                             : strip_tiling(owner, stage, v, height, options));
+  }
+  // Rounded to whole vectors, the strips along x can be the whole row: no strips at all.
+  if (out.stages.back().parallel_loops == 0 || !state.check_decision(out).empty()) {
+    return std::nullopt;
+  }
+  state.decide(std::move(out));
+  const LoopRef strip{0, static_cast<int>(owner.stages.size()) - 1, 0};
+
+  for (int f = 1; f < static_cast<int>(graph->funcs.size()); ++f) {
+    const FuncNode &node = graph->funcs[f];
+    FuncDecision inlined;
+    inlined.placement = Placement::kInline;
+    if (worth_inlining(state, f) && state.check_decision(inlined).empty()) {
+      state.decide(std::move(inlined));
+      continue;
+    }
+    std::optional<FuncDecision> d;
+    if (!node.is_output) d = per_strip(state, node, f, strip, options);
+    state.decide(d ? std::move(*d) : at_root(node, options));
+  }
+  return state;
+}
+
+}  // namespace
+
+std::vector<ScheduleState> strip_schedules(std::shared_ptr<const PipelineGraph> graph,
+                                           const SearchSpaceOptions &options) {
+  std::vector<ScheduleState> out;
+  if (graph->funcs.empty() || !graph->funcs[0].is_output) return out;
+  for (int height : kStripHeights) {
+    std::optional<ScheduleState> s = strip_schedule(graph, height, options);
+    if (!s) continue;
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const ScheduleState &o) {
+      for (int f = 0; f < static_cast<int>(graph->funcs.size()); ++f) {
+        if (!(o.decision(f) == s->decision(f))) return false;
+      }
+      return true;
+    });
+    if (!seen) out.push_back(std::move(*s));
+  }
+  return out;
+}
+
+}  // namespace protuner

@@ -1,0 +1,51 @@
+// Seed schedules in the shape an expert writes first for an image pipeline: the output
+// computed in parallel strips along its outermost dimension, every other Func computed per
+// strip (the region the strip needs, vectorized along its innermost dimension), and the
+// Funcs inlined whose every point one consumer reads once (no recompute) or that cost
+// next to nothing to recompute. One schedule per strip height; tuning measures the ones the cost model ranks best right after the compute-root
+// fallback, so a search starts from a schedule near the hand-written ones.
+//
+// Why: on harris the analytic model ranks beam search's tiled schedule (2.7x slower than
+// the expert's, measured) above the expert's, which is in the space. A measured seed of
+// the expert's shape keeps such a model error from costing the user the result.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "searcher/schedule_state.h"
+#include "searcher/search_space.h"
+
+namespace protuner {
+
+// Strip heights tried (points of the strip dimension, usually rows): small enough that a
+// strip's intermediates stay in a core's cache (harris' expert strips are 16 rows), big
+// enough that their halos recompute little. A height needs kMinStripsPerCore strips per
+// core to balance the cores.
+inline constexpr int kStripHeights[] = {4, 8, 16, 32, 64};
+inline constexpr int kMinStripsPerCore = 2;
+
+// A Func computed per strip is computed at root instead when the strips would compute this
+// many times its root region or more (a reduction over the whole input, a histogram, or a
+// producer whose halo spans the strip): recomputing it per strip is no seed worth measuring.
+inline constexpr double kMaxStripRecompute = 1.5;
+
+// Inlining a Func whose one consumer reads each of its points about once computes nothing
+// twice; "about": a boundary condition's clamp reads the edge of what it wraps again for
+// every point of the halo, this share more at most.
+inline constexpr double kInlineEdgeRereads = 0.1;
+
+// A Func this cheap per point (operations and loads, StageNode::code_per_point) is inlined
+// even where its consumers read each point up to kMaxCheapRecompute times: recomputing a
+// product of two stored gradients in a 3x3 box is cheaper than storing and reloading it
+// (harris: 3.6 ms with its three products inlined, 4.6 ms with them computed per strip).
+inline constexpr int64_t kCheapCodePerPoint = 4;
+inline constexpr int64_t kMaxCheapRecompute = 9;
+
+// Complete, legal schedules (ScheduleState::check_decision), one per distinct height of
+// kStripHeights some dimension of the output is long enough for, lowest first. Empty when
+// no dimension of the output is that long.
+std::vector<ScheduleState> strip_schedules(std::shared_ptr<const PipelineGraph> graph,
+                                           const SearchSpaceOptions &options);
+
+}  // namespace protuner
