@@ -57,11 +57,15 @@ struct TuneSettings {
   // bilateral_grid at 3 minutes); baselines keep the full limit.
   double candidate_compile_share = 0.15;
   double candidate_compile_min_seconds = 20;
-  // Strip seeds (searcher/strip_schedule.h) measured before the search, at most: those the
-  // cost model predicts faster than the compute-root fallback, best first (all heights by
-  // default: compiling one takes about a second, and the model ranks heights poorly); 0
-  // measures only the fallback.
-  int strip_seeds_measured = 5;
+  // Seeds measured before the search, at most: of the strip seeds (searcher/
+  // strip_schedule.h) and register-blocked ones (searcher/blocked_schedule.h), those the
+  // cost model predicts faster than the compute-root fallback, best first. All of them by
+  // default (5 strip heights, 3 blocks): one compiles in about a second or two, and the
+  // model ranks them poorly. 0 measures only the fallback.
+  int seeds_measured = 8;
+  // No seed beyond the fallback starts once seeding has used this share of the time to the
+  // search's deadline: resnet50's register-blocked seeds compile for 28 s each.
+  double seeds_budget_share = 0.3;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
   int search_threads = 0;
   // Without a terminal, a progress line is printed at most this often (with one, the
@@ -147,8 +151,8 @@ struct SearchOutcome {
 };
 
 // Measures the seed schedules (the compute-root fallback, searcher/fallback_schedule.h, and
-// up to TuneSettings::strip_seeds_measured strip seeds the cost model predicts faster than
-// it, searcher/strip_schedule.h), then runs `algorithm` with seeds seed, seed+1, ... from
+// up to TuneSettings::seeds_measured strip and register-blocked seeds the cost model
+// predicts faster than it, searcher/strip_schedule.h and blocked_schedule.h), then runs `algorithm` with seeds seed, seed+1, ... from
 // `start` until `deadline` (at least one run, even past it), measures each run's best
 // complete schedule through `measurer` when the search did not, and keeps the fastest
 // measured, the seed schedules included. Throws ConfigError for an

@@ -3,7 +3,7 @@
 // when a search loses to an expert schedule, this tells whether the model ranks the expert
 // schedule worse (a model problem) or the search never reached it (a search problem).
 // Prints one row per search, per seed schedule tuning starts from (the compute-root
-// fallback and the strip seeds) and per file, and writes the searches' and seeds' schedules
+// fallback, the strip and the register-blocked seeds) and per file, and writes the searches' and seeds' schedules
 // to --out so `protuner measure --schedule` can time them.
 //
 // Usage: search_probe APP [--algorithms beam,greedy,mcts_1s] [--seconds 20] [--seed 1]
@@ -25,6 +25,7 @@
 #include "searcher/schedule_json.h"
 #include "searcher/search/search_registry.h"
 #include "searcher/search_space.h"
+#include "searcher/blocked_schedule.h"
 #include "searcher/fallback_schedule.h"
 #include "searcher/strip_schedule.h"
 
@@ -115,9 +116,17 @@ int main(int argc, char **argv) {
     }
     // The seeds tuning measures before searching (fallback_schedule.h, strip_schedule.h).
     std::vector<ScheduleState> seeds = {fallback_schedule(graph, space.options())};
-    for (ScheduleState &s : strip_schedules(graph, space.options())) seeds.push_back(std::move(s));
+    std::vector<std::string> names = {"fallback"};
+    for (ScheduleState &s : strip_schedules(graph, space.options())) {
+      seeds.push_back(std::move(s));
+      names.push_back("strips_" + std::to_string(names.size()));
+    }
+    for (ScheduleState &s : blocked_schedules(graph, space.options())) {
+      seeds.push_back(std::move(s));
+      names.push_back("blocked_" + std::to_string(names.size()));
+    }
     for (size_t k = 0; k < seeds.size(); ++k) {
-      const std::string name = k == 0 ? "fallback" : "strips_" + std::to_string(k);
+      const std::string &name = names[k];
       const std::string path = out_dir + "/" + app + "_" + name + ".json";
       std::ofstream(path) << schedule_to_json(seeds[k]) << "\n";
       table.add_row({name, format_fixed(1000 * model.predict({&seeds[k]})[0], 3), "-", "-", path});

@@ -19,6 +19,7 @@
 #include "coordinator/tune.h"
 #include "common/host_target.h"
 #include "measurer/measure_json.h"
+#include "searcher/blocked_schedule.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/fallback_schedule.h"
 #include "searcher/schedule_json.h"
@@ -124,15 +125,20 @@ TEST(SearchUntil, KeepsTheFallbackWhenEveryCandidateFails) {
   EXPECT_EQ(o.seeds.size(), 1u);
 }
 
-// Before searching, the strip seeds the model predicts faster than the fallback are
-// measured, best predicted first, at most TuneSettings::strip_seeds_measured of them.
-TEST(SearchUntil, MeasuresTheStripSeedsPredictedFasterThanTheFallbackFirst) {
+// Before searching, the seeds the model predicts faster than the fallback are measured,
+// best predicted first, at most TuneSettings::seeds_measured of them; none once seeding
+// has used TuneSettings::seeds_budget_share of the time.
+TEST(SearchUntil, MeasuresTheSeedsPredictedFasterThanTheFallbackFirst) {
   const PreparedApp app = prepare_app(kBlurApp, 2);
   AnalyticModel model(app.graph, app.machine);
   const ScheduleState fallback = fallback_schedule(app.graph, app.space->options());
   const double fallback_cost = model.predict({&fallback})[0];
   std::vector<std::pair<double, std::string>> expected;
-  for (const ScheduleState &s : strip_schedules(app.graph, app.space->options())) {
+  std::vector<ScheduleState> seeds = strip_schedules(app.graph, app.space->options());
+  for (ScheduleState &s : blocked_schedules(app.graph, app.space->options())) {
+    seeds.push_back(std::move(s));
+  }
+  for (const ScheduleState &s : seeds) {
     const double cost = model.predict({&s})[0];
     if (cost < fallback_cost) expected.emplace_back(cost, schedule_to_json(s));
   }
@@ -144,16 +150,25 @@ TEST(SearchUntil, MeasuresTheStripSeedsPredictedFasterThanTheFallbackFirst) {
     FakeBackend backend;
     BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
     TuneSettings settings;
-    settings.strip_seeds_measured = measured;
+    settings.seeds_measured = measured;
+    settings.seeds_budget_share = 1e6;  // a 1 s budget would not let seeding start
     const Clock::time_point now = Clock::now();
-    search_until(app, "greedy", 1, now, now, m, settings, [](const LoopProgress &) {});
+    search_until(app, "greedy", 1, now, now + std::chrono::seconds(1), m, settings,
+                 [](const LoopProgress &) {});
     ASSERT_GE(backend.requests.size(), 1u + measured);
     EXPECT_EQ(backend.requests[0].schedule.schedule_json, schedule_to_json(fallback));
     for (int k = 0; k < measured; ++k) {
       EXPECT_EQ(backend.requests[1 + k].schedule.schedule_json, expected[k].second)
-          << "strip seed " << k << " of " << measured;
+          << "seed " << k << " of " << measured;
     }
   }
+  FakeBackend backend;
+  BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
+  const Clock::time_point now = Clock::now();
+  search_until(app, "greedy", 1, now, now, m, TuneSettings{}, [](const LoopProgress &) {});
+  ASSERT_GE(backend.requests.size(), 2u);
+  EXPECT_NE(backend.requests[1].schedule.schedule_json, expected[0].second)
+      << "no time left: the search's best follows the fallback";
 }
 
 // --- The command ---

@@ -11,6 +11,7 @@
 #include "common/host_target.h"
 #include "common/pipeline_io.h"
 #include "searcher/apply_schedule.h"
+#include "searcher/blocked_schedule.h"
 #include "searcher/fallback_schedule.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search_space.h"
@@ -149,16 +150,20 @@ TEST(AppliedSchedules, TheLastTileOfAConstantRegionStaysInsideItsBuffer) {
   EXPECT_EQ(check(expected, p), std::nullopt);
 }
 
+// Every pipeline of test_pipelines.h, for checks of one schedule per pipeline.
+std::vector<std::function<Halide::Pipeline()>> every_test_pipeline() {
+  return {[] { return testing::blur_chain_pipeline(); },
+          [] { return testing::bilateral_grid_pipeline(); },
+          [] { return testing::conv_relu_pipeline(); },
+          [] { return testing::matmul_pipeline(); },
+          [] { return testing::pyramid_pipeline(); },
+          [] { return testing::equalize_pipeline(); }};
+}
+
 // The schedule tuning measures first must be right on every pipeline, and be the parallel,
 // vectorized compute_root schedule it claims to be.
 TEST(FallbackSchedule, ComputesTheSameBitsAtRootInParallelAndVectorized) {
-  const std::vector<std::function<Halide::Pipeline()>> builds = {
-      [] { return testing::blur_chain_pipeline(); },
-      [] { return testing::bilateral_grid_pipeline(); },
-      [] { return testing::conv_relu_pipeline(); },
-      [] { return testing::matmul_pipeline(); },
-      [] { return testing::pyramid_pipeline(); },
-      [] { return testing::equalize_pipeline(); }};
+  const std::vector<std::function<Halide::Pipeline()>> builds = every_test_pipeline();
   for (size_t i = 0; i < builds.size(); ++i) {
     Halide::Pipeline reference = builds[i]();
     const Halide::Buffer<> expected = run(reference);
@@ -188,13 +193,7 @@ TEST(FallbackSchedule, ComputesTheSameBitsAtRootInParallelAndVectorized) {
 // Strip seeds (strip_schedule.h) compute the same bits, and have the shape they claim:
 // the output in parallel strips, every Func not inlined computed per strip or at root.
 TEST(StripSchedules, ComputeTheSameBitsInParallelStrips) {
-  const std::vector<std::function<Halide::Pipeline()>> builds = {
-      [] { return testing::blur_chain_pipeline(); },
-      [] { return testing::bilateral_grid_pipeline(); },
-      [] { return testing::conv_relu_pipeline(); },
-      [] { return testing::matmul_pipeline(); },
-      [] { return testing::pyramid_pipeline(); },
-      [] { return testing::equalize_pipeline(); }};
+  const std::vector<std::function<Halide::Pipeline()>> builds = every_test_pipeline();
   for (size_t i = 0; i < builds.size(); ++i) {
     Halide::Pipeline reference = builds[i]();
     const Halide::Buffer<> expected = run(reference);
@@ -252,6 +251,45 @@ TEST(StripSchedules, StencilsGoPerStripPointwiseReadsInlineWholeImageReductionsA
   }
   ASSERT_GE(hist, 0);
   EXPECT_EQ(eq_seeds[0].decision(hist).placement, Placement::kRoot);
+}
+
+// Register-blocked seeds (blocked_schedule.h) compute the same bits, and block what they
+// claim: the reduction update's innermost loops a vectorized and an unrolled one, the
+// reduction loops around them. Pipelines without a 2-D reduction get none.
+TEST(BlockedSchedules, ComputeTheSameBitsWithTheReductionAroundTheBlock) {
+  for (const auto &build : every_test_pipeline()) {
+    Halide::Pipeline reference = build();
+    const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
+    const std::vector<ScheduleState> seeds =
+        blocked_schedules(graph, SearchSpaceOptions::for_target(strict_host()));
+    bool has_2d_reduction = false;
+    for (const FuncNode &f : graph->funcs) {
+      for (const StageNode &s : f.stages) {
+        has_2d_reduction |= s.index > 0 && s.num_pure >= 2 &&
+                            static_cast<int>(s.loop_vars.size()) > s.num_pure;
+      }
+    }
+    if (!has_2d_reduction) {
+      EXPECT_TRUE(seeds.empty()) << graph->funcs[0].name;
+      continue;
+    }
+    ASSERT_FALSE(seeds.empty()) << graph->funcs[0].name;
+    const Halide::Buffer<> expected = run(reference);
+    for (const ScheduleState &state : seeds) {
+      bool blocked = false;
+      for (int f = 0; f < state.num_decided(); ++f) {
+        for (const auto &loops : state.bounds(f).loops) {
+          const size_t n = loops.size();
+          if (n < 3 || !loops[n - 1].vectorized || !loops[n - 2].unrolled) continue;
+          blocked |= loops[n - 3].kind == LoopKind::kReduction;
+        }
+      }
+      EXPECT_TRUE(blocked) << schedule_source(state, "blocked");
+      Halide::Pipeline p = build();
+      apply_schedule(state, p);
+      EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "blocked");
+    }
+  }
 }
 
 }  // namespace
