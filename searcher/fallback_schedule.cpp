@@ -40,17 +40,17 @@ StageTiling fallback_stage_tiling(const FuncNode &f, const StageNode &stage,
   return t;
 }
 
+FuncDecision fallback_decision(const FuncNode &f, const SearchSpaceOptions &options) {
+  FuncDecision d;
+  d.placement = Placement::kRoot;
+  for (const StageNode &stage : f.stages) d.stages.push_back(fallback_stage_tiling(f, stage, options));
+  return d;
+}
+
 ScheduleState fallback_schedule(std::shared_ptr<const PipelineGraph> graph,
                                 const SearchSpaceOptions &options) {
   ScheduleState state(graph);
-  for (const FuncNode &f : graph->funcs) {
-    FuncDecision d;
-    d.placement = Placement::kRoot;
-    for (const StageNode &stage : f.stages) {
-      d.stages.push_back(fallback_stage_tiling(f, stage, options));
-    }
-    state.decide(std::move(d));
-  }
+  for (const FuncNode &f : graph->funcs) state.decide(fallback_decision(f, options));
   return state;
 }
 

@@ -24,6 +24,9 @@ constexpr int kFallbackTasksPerCore = 4;
 // Native vector lanes of f's widest value type on the target `options` describes.
 int64_t native_lanes(const FuncNode &f, const SearchSpaceOptions &options);
 
+// The fallback's decision for one Func: at root, every stage fallback_stage_tiling.
+FuncDecision fallback_decision(const FuncNode &f, const SearchSpaceOptions &options);
+
 // The fallback's tiling of one stage computed at root: the outermost variable split into
 // tasks run in parallel, the innermost vectorized where it is that long.
 StageTiling fallback_stage_tiling(const FuncNode &f, const StageNode &stage,

@@ -11,25 +11,8 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// The owner's stage in parallel strips `height` points high along pure variable `v`: every
-// other variable whole (no outer loop), the innermost vectorized where it is that long. The
-// strip loop is then the stage's loop 0.
-StageTiling strip_tiling(const FuncNode &f, const StageNode &stage, int v, int64_t height,
-                         const SearchSpaceOptions &options) {
-  const Region loops = stage.loop_region(f.root_region);
-  const int64_t lanes = native_lanes(f, options);
-  StageTiling t;
-  for (int k = 0; k < stage.num_pure; ++k) {
-    t.inner.push_back(k == 0 && loops[k].extent() >= lanes ? lanes : 1);
-    t.tile.push_back(round_up(std::max<int64_t>(1, loops[k].extent()), t.inner.back()));
-  }
-  t.tile[v] = round_up(height, t.inner[v]);
-  t.parallel_loops = t.tile[v] < loops[v].extent() ? 1 : 0;
-  return t;
-}
-
-// A stage computed once per strip over `region`: whole, its innermost variable vectorized
-// when `vectorize` and it is that long.
+// A stage computed once per realization over `region`: whole, its innermost variable
+// vectorized when `vectorize` and it is that long.
 StageTiling whole_tiling(const FuncNode &f, const StageNode &stage, const Region &region,
                          bool vectorize, const SearchSpaceOptions &options) {
   const Region loops = stage.loop_region(region);
@@ -42,11 +25,15 @@ StageTiling whole_tiling(const FuncNode &f, const StageNode &stage, const Region
   return t;
 }
 
-FuncDecision at_root(const FuncNode &f, const SearchSpaceOptions &options) {
-  FuncDecision d;
-  d.placement = Placement::kRoot;
-  for (const StageNode &stage : f.stages) d.stages.push_back(fallback_stage_tiling(f, stage, options));
-  return d;
+// The owner's stage in parallel strips `height` points high along pure variable `v`: every
+// other variable whole (no outer loop), the innermost vectorized. The strip loop is then
+// the stage's loop 0.
+StageTiling strip_tiling(const FuncNode &f, const StageNode &stage, int v, int64_t height,
+                         const SearchSpaceOptions &options) {
+  StageTiling t = whole_tiling(f, stage, f.root_region, true, options);
+  t.tile[v] = round_up(height, t.inner[v]);
+  t.parallel_loops = t.tile[v] < stage.loop_region(f.root_region)[v].extent() ? 1 : 0;
+  return t;
 }
 
 // f computed and stored per strip, vectorized if that is legal, or nothing when no such
@@ -130,7 +117,7 @@ std::optional<ScheduleState> strip_schedule(std::shared_ptr<const PipelineGraph>
     }
     std::optional<FuncDecision> d;
     if (!node.is_output) d = per_strip(state, node, f, strip, options);
-    state.decide(d ? std::move(*d) : at_root(node, options));
+    state.decide(d ? std::move(*d) : fallback_decision(node, options));
   }
   return state;
 }
