@@ -391,8 +391,10 @@ void measure_seeds(const PreparedApp &app, SearchOutcome &out, BackendCandidateM
   const double fallback_cost = model.predict({&fallback})[0];
   keep_if_faster(out, fallback, fallback_cost, measurer, seconds_between(start, Clock::now()));
   std::vector<ScheduleState> seeds = strip_schedules(app.graph, app.space->options());
-  for (ScheduleState &s : blocked_schedules(app.graph, app.space->options())) {
-    seeds.push_back(std::move(s));
+  for (auto *family : {&blocked_schedules, &blocked_in_tile_schedules}) {
+    for (ScheduleState &s : (*family)(app.graph, app.space->options())) {
+      seeds.push_back(std::move(s));
+    }
   }
   std::vector<const ScheduleState *> batch;
   for (const ScheduleState &s : seeds) batch.push_back(&s);

@@ -34,4 +34,12 @@ inline constexpr int kTileBlocksRows = 8;
 std::vector<ScheduleState> blocked_schedules(std::shared_ptr<const PipelineGraph> graph,
                                              const SearchSpaceOptions &options);
 
+// When the output only maps a reduction pointwise (matrix multiply's copy, a convolution's
+// ReLU), the way experts write both: the output in parallel cache tiles of register
+// blocks, the reduction computed per block (its accumulator the block, vectorized and
+// unrolled, the reduction loops around it), the rest as seeds inline or at root. One per
+// block shape of kRegisterBlocks that fits; empty otherwise.
+std::vector<ScheduleState> blocked_in_tile_schedules(std::shared_ptr<const PipelineGraph> graph,
+                                                     const SearchSpaceOptions &options);
+
 }  // namespace protuner

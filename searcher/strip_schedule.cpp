@@ -58,23 +58,6 @@ std::optional<FuncDecision> per_strip(const ScheduleState &state, const FuncNode
   return std::nullopt;
 }
 
-// Whether f is worth inlining in a strip seed: its one consumer reads each of its points
-// about once (a boundary condition read pointwise, a channel mix: nothing computed twice),
-// or it is cheap enough to recompute for a small stencil.
-bool worth_inlining(const ScheduleState &state, int f) {
-  const FuncNode &node = state.graph().funcs[f];
-  if (!node.inlinable()) return false;
-  const int64_t per_use = state.inline_footprint(f);
-  if (node.stages[0].code_per_point <= kCheapCodePerPoint && per_use <= kMaxCheapRecompute) {
-    return true;
-  }
-  if (node.consumers.size() != 1) return false;  // each consumer would compute it again
-  const FuncNode &consumer = state.graph().funcs[node.consumers[0]];
-  const double reads = static_cast<double>(per_use) *
-                       static_cast<double>(region_points(consumer.root_region));
-  return reads <= (1 + kInlineEdgeRereads) * static_cast<double>(region_points(node.root_region));
-}
-
 std::optional<ScheduleState> strip_schedule(std::shared_ptr<const PipelineGraph> graph,
                                             int64_t height, const SearchSpaceOptions &options) {
   const FuncNode &owner = graph->funcs[0];
@@ -111,7 +94,7 @@ std::optional<ScheduleState> strip_schedule(std::shared_ptr<const PipelineGraph>
     const FuncNode &node = graph->funcs[f];
     FuncDecision inlined;
     inlined.placement = Placement::kInline;
-    if (worth_inlining(state, f) && state.check_decision(inlined).empty()) {
+    if (seed_inlines(state, f) && state.check_decision(inlined).empty()) {
       state.decide(std::move(inlined));
       continue;
     }
@@ -123,6 +106,20 @@ std::optional<ScheduleState> strip_schedule(std::shared_ptr<const PipelineGraph>
 }
 
 }  // namespace
+
+bool seed_inlines(const ScheduleState &state, int f) {
+  const FuncNode &node = state.graph().funcs[f];
+  if (!node.inlinable()) return false;
+  const int64_t per_use = state.inline_footprint(f);
+  if (node.stages[0].code_per_point <= kCheapCodePerPoint && per_use <= kMaxCheapRecompute) {
+    return true;
+  }
+  if (node.consumers.size() != 1) return false;  // each consumer would compute it again
+  const FuncNode &consumer = state.graph().funcs[node.consumers[0]];
+  const double reads = static_cast<double>(per_use) *
+                       static_cast<double>(region_points(consumer.root_region));
+  return reads <= (1 + kInlineEdgeRereads) * static_cast<double>(region_points(node.root_region));
+}
 
 std::vector<ScheduleState> strip_schedules(std::shared_ptr<const PipelineGraph> graph,
                                            const SearchSpaceOptions &options) {

@@ -42,6 +42,11 @@ inline constexpr double kInlineEdgeRereads = 0.1;
 inline constexpr int64_t kCheapCodePerPoint = 4;
 inline constexpr int64_t kMaxCheapRecompute = 9;
 
+// Whether a seed inlines f (the next Func of `state`): its one consumer reads each of its
+// points about once (kInlineEdgeRereads), or it is cheap enough to recompute
+// (kCheapCodePerPoint, kMaxCheapRecompute).
+bool seed_inlines(const ScheduleState &state, int f);
+
 // Complete, legal schedules (ScheduleState::check_decision), one per distinct height of
 // kStripHeights some dimension of the output is long enough for, lowest first. Empty when
 // no dimension of the output is that long.

@@ -125,6 +125,10 @@ int main(int argc, char **argv) {
       seeds.push_back(std::move(s));
       names.push_back("blocked_" + std::to_string(names.size()));
     }
+    for (ScheduleState &s : blocked_in_tile_schedules(graph, space.options())) {
+      seeds.push_back(std::move(s));
+      names.push_back("in_tile_" + std::to_string(names.size()));
+    }
     for (size_t k = 0; k < seeds.size(); ++k) {
       const std::string &name = names[k];
       const std::string path = out_dir + "/" + app + "_" + name + ".json";

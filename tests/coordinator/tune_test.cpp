@@ -135,8 +135,10 @@ TEST(SearchUntil, MeasuresTheSeedsPredictedFasterThanTheFallbackFirst) {
   const double fallback_cost = model.predict({&fallback})[0];
   std::vector<std::pair<double, std::string>> expected;
   std::vector<ScheduleState> seeds = strip_schedules(app.graph, app.space->options());
-  for (ScheduleState &s : blocked_schedules(app.graph, app.space->options())) {
-    seeds.push_back(std::move(s));
+  for (auto *family : {&blocked_schedules, &blocked_in_tile_schedules}) {
+    for (ScheduleState &s : (*family)(app.graph, app.space->options())) {
+      seeds.push_back(std::move(s));
+    }
   }
   for (const ScheduleState &s : seeds) {
     const double cost = model.predict({&s})[0];

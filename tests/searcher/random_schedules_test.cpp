@@ -292,5 +292,40 @@ TEST(BlockedSchedules, ComputeTheSameBitsWithTheReductionAroundTheBlock) {
   }
 }
 
+// Block-in-tile seeds: a convolution whose output is its ReLU gets the convolution computed
+// per register block of the output's tiles, the reduction around the block, and computes
+// the same bits; a pipeline whose output is the reduction itself gets none.
+TEST(BlockedSchedules, AReductionMappedPointwiseIsComputedPerBlockOfTheOutput) {
+  const auto build = [] { return testing::conv_relu_pipeline(8, 32, 64, 16); };
+  Halide::Pipeline reference = build();
+  const Halide::Buffer<> expected = run(reference);
+  const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
+  const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  const std::vector<ScheduleState> seeds = blocked_in_tile_schedules(graph, options);
+  ASSERT_FALSE(seeds.empty());
+  for (const ScheduleState &state : seeds) {
+    ASSERT_TRUE(state.complete());
+    int conv = -1;
+    for (int f = 0; f < state.num_decided(); ++f) {
+      if (stable_func_name(graph->funcs[f].name) == "conv") conv = f;
+    }
+    ASSERT_GE(conv, 0);
+    const FuncDecision &d = state.decision(conv);
+    ASSERT_EQ(d.placement, Placement::kAt);
+    EXPECT_EQ(d.compute_at.func, 0);
+    EXPECT_EQ(state.bounds(0).loops[0][d.compute_at.loop].kind, LoopKind::kMiddle);
+    const std::vector<Loop> &update = state.bounds(conv).loops[1];
+    ASSERT_GE(update.size(), 3u);
+    EXPECT_TRUE(update.back().vectorized) << schedule_source(state, "in_tile");
+    EXPECT_EQ(update[update.size() - 3].kind, LoopKind::kReduction)
+        << schedule_source(state, "in_tile");
+    Halide::Pipeline p = build();
+    apply_schedule(state, p);
+    EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "in_tile");
+  }
+  EXPECT_TRUE(
+      blocked_in_tile_schedules(testing::graph_of(testing::matmul_pipeline()), options).empty());
+}
+
 }  // namespace
 }  // namespace protuner
