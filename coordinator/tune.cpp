@@ -23,13 +23,11 @@
 #include "measurer/isolated_measurer.h"
 #include "measurer/measure_json.h"
 #include "searcher/apply_schedule.h"
-#include "searcher/blocked_schedule.h"
 #include "searcher/cost/analytic_model.h"
-#include "searcher/fallback_schedule.h"
 #include "searcher/schedule_json.h"
+#include "searcher/seed_schedules.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/search_registry.h"
-#include "searcher/strip_schedule.h"
 
 namespace protuner {
 namespace {
@@ -379,40 +377,19 @@ void keep_if_faster(SearchOutcome &out, const ScheduleState &state, double predi
   out.trace.push_back(p);
 }
 
-// The seeds, before any search: the compute-root fallback (so the app has a measured
-// schedule whatever the search's candidates do: overrun the compile limit, fail to
-// measure), then the strip and register-blocked seeds the cost model predicts faster than
-// it, best first.
+// The seeds (searcher/seed_schedules.h) before any search, the fallback always, the others
+// until seeding has used its share of the time.
 void measure_seeds(const PreparedApp &app, SearchOutcome &out, BackendCandidateMeasurer &measurer,
                    const TuneSettings &settings, Clock::time_point start,
                    Clock::time_point deadline) {
   AnalyticModel model(app.graph, app.machine);
-  const ScheduleState fallback = fallback_schedule(app.graph, app.space->options());
-  const double fallback_cost = model.predict({&fallback})[0];
-  keep_if_faster(out, fallback, fallback_cost, measurer, seconds_between(start, Clock::now()));
-  std::vector<ScheduleState> seeds = strip_schedules(app.graph, app.space->options());
-  for (auto *family : {&blocked_schedules, &blocked_in_tile_schedules}) {
-    for (ScheduleState &s : (*family)(app.graph, app.space->options())) {
-      seeds.push_back(std::move(s));
-    }
-  }
-  std::vector<const ScheduleState *> batch;
-  for (const ScheduleState &s : seeds) batch.push_back(&s);
-  const std::vector<double> predicted = model.predict(batch);
-  // The model ranks strip heights poorly (camera_pipe's fastest was its 4th), but it does
-  // tell seeds that cannot work: iir_blur's strips, predicted slower than the fallback, ran
-  // 5x to 600x slower (two past the 120 s run limit).
-  std::vector<size_t> order;
-  for (size_t k = 0; k < seeds.size(); ++k) {
-    if (predicted[k] < fallback_cost) order.push_back(k);
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return predicted[a] < predicted[b]; });
-  order.resize(std::min<size_t>(order.size(), std::max(0, settings.seeds_measured)));
   const double seed_seconds = settings.seeds_budget_share * seconds_between(start, deadline);
-  for (size_t k : order) {
-    if (seconds_between(start, Clock::now()) >= seed_seconds) break;
-    keep_if_faster(out, seeds[k], predicted[k], measurer, seconds_between(start, Clock::now()));
+  const std::vector<SeedSchedule> seeds =
+      seeds_to_measure(app.graph, app.space->options(), model, settings.seeds_measured);
+  for (size_t k = 0; k < seeds.size(); ++k) {
+    if (k > 0 && seconds_between(start, Clock::now()) >= seed_seconds) break;
+    keep_if_faster(out, seeds[k].state, seeds[k].predicted_seconds, measurer,
+                   seconds_between(start, Clock::now()));
   }
 }
 

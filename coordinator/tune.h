@@ -23,6 +23,7 @@
 #include "searcher/pipeline_graph.h"
 #include "searcher/schedule_state.h"
 #include "searcher/search_space.h"
+#include "searcher/seed_schedules.h"
 
 namespace CLI {
 class App;
@@ -57,16 +58,11 @@ struct TuneSettings {
   // bilateral_grid at 3 minutes); baselines keep the full limit.
   double candidate_compile_share = 0.15;
   double candidate_compile_min_seconds = 20;
-  // Seeds measured before the search, at most: of the strip seeds (searcher/
-  // strip_schedule.h) and register-blocked ones, at root or per block of the output
-  // (searcher/blocked_schedule.h), those the cost model predicts faster than the
-  // compute-root fallback, best first. All of them by default (5 strip heights, 3 + 3
-  // blocks): one compiles in about a second or two, and the model ranks them poorly. 0
-  // measures only the fallback.
-  int seeds_measured = 11;
-  // No seed beyond the fallback starts once seeding has used this share of the time to the
-  // search's deadline: resnet50's register-blocked seeds compile for 28 s each.
-  double seeds_budget_share = 0.3;
+  // Seeds measured before the search (searcher/seed_schedules.h): at most this many beyond
+  // the compute-root fallback, and none started once seeding has used this share of the
+  // time to the search's deadline. 0 measures only the fallback.
+  int seeds_measured = kDefaultSeedsMeasured;
+  double seeds_budget_share = kDefaultSeedsBudgetShare;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
   int search_threads = 0;
   // Without a terminal, a progress line is printed at most this often (with one, the

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "common/errors.h"
 #include "measurer/isolated_measurer.h"
@@ -24,6 +25,7 @@
 #include "searcher/plugin/halide_schedule_file.h"
 #include "searcher/plugin/plugin_settings.h"
 #include "searcher/schedule_json.h"
+#include "searcher/seed_schedules.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/search_registry.h"
 #include "searcher/search_space.h"
@@ -122,22 +124,50 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
   SearchBudget budget;
   budget.deadline = start + std::chrono::seconds(settings.budget_seconds);
   budget.iterations = settings.iterations;
+  // A measuring search first measures the seeds (seed_schedules.h), as `protuner tune` does.
+  std::optional<ScheduleState> best_seed;
+  double best_seed_seconds = 0;
+  if (measurer) {
+    AnalyticModel model(graph, machine);
+    const auto seeds_end =
+        start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(kDefaultSeedsBudgetShare *
+                                                  static_cast<double>(settings.budget_seconds)));
+    const std::vector<SeedSchedule> seeds =
+        seeds_to_measure(graph, space_options, model, kDefaultSeedsMeasured);
+    for (size_t k = 0; k < seeds.size(); ++k) {
+      if (k > 0 && !settings.iterations && std::chrono::steady_clock::now() >= seeds_end) break;
+      const std::optional<double> t = measurer->candidates.measure({&seeds[k].state})[0];
+      if (t && (!best_seed || *t < best_seed_seconds)) {
+        best_seed = seeds[k].state;
+        best_seed_seconds = *t;
+      }
+    }
+  }
   const SearchResult found = search->run(ctx, budget);
+  // The search's best unless a seed measured faster than it (measured here when the
+  // search did not; a repeat is free).
+  std::optional<double> search_seconds = found.best_measured_seconds;
+  if (measurer && !search_seconds) search_seconds = measurer->candidates.measure({&found.best})[0];
+  const bool seed_wins = best_seed && (!search_seconds || best_seed_seconds < *search_seconds);
+  const ScheduleState &best = seed_wins ? *best_seed : found.best;
 
-  apply_schedule(found.best, pipeline);
-  if (settings.schedule_json_path) write_schedule_json(found.best, *settings.schedule_json_path);
+  apply_schedule(best, pipeline);
+  if (settings.schedule_json_path) write_schedule_json(best, *settings.schedule_json_path);
   // Halide 14 fills in the target and machine_params but not the name (the .schedule.h
   // header says which autoscheduler wrote it).
   results->scheduler_name = kAutoschedulerName;
-  results->schedule_source = halide_schedule_body(found.best);
+  results->schedule_source = halide_schedule_body(best);
 
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   std::cerr << "ProTuner: " << graph->funcs.size() << " Funcs, " << search->name() << ": "
             << found.rollouts << " complete schedules, " << found.evaluations
             << " cost-model evaluations, " << found.measurements << " measurements in "
             << took.count() << " s; best predicted " << found.best_cost * 1e3 << " ms";
-  if (found.best_measured_seconds) {
-    std::cerr << ", measured " << *found.best_measured_seconds * 1e3 << " ms";
+  if (search_seconds) std::cerr << ", measured " << *search_seconds * 1e3 << " ms";
+  if (best_seed) {
+    std::cerr << "; best seed measured " << best_seed_seconds * 1e3 << " ms"
+              << (seed_wins ? " (kept)" : "");
   }
   std::cerr << "\n";
 }

@@ -150,7 +150,7 @@ namespace {
 
 // cost+real in the plugin: candidates of the app named by HL_PROTUNER_APP_* are compiled
 // and timed in child processes, and the schedule the plugin applies is the fastest of them.
-TEST_F(ProTunerPlugin, CostPlusRealMeasuresCandidatesOfTheNamedApp) {
+TEST_F(ProTunerPlugin, CostPlusRealMeasuresSeedsAndCandidatesOfTheNamedApp) {
   const std::string json = ::testing::TempDir() + "protuner_plugin_cost_real.json";
   ScopedEnv env(Env{{"HL_PROTUNER_ALGORITHM", "mcts_cost+real_0.5s"},
                     {"HL_PROTUNER_ITERATIONS", "2"},
@@ -166,6 +166,8 @@ TEST_F(ProTunerPlugin, CostPlusRealMeasuresCandidatesOfTheNamedApp) {
   EXPECT_NE(log.find("mcts_cost+real_0.5s"), std::string::npos) << log;
   EXPECT_EQ(log.find(" 0 measurements"), std::string::npos) << log;
   EXPECT_NE(log.find(" ms, measured "), std::string::npos) << log;
+  // The seeds (searcher/seed_schedules.h) were measured too, the fallback at least.
+  EXPECT_NE(log.find("; best seed measured "), std::string::npos) << log;
   std::ifstream in(json);
   EXPECT_TRUE(in.good()) << json;
   std::remove(json.c_str());

@@ -1,0 +1,35 @@
+#include "searcher/seed_schedules.h"
+
+#include <algorithm>
+
+#include "searcher/blocked_schedule.h"
+#include "searcher/fallback_schedule.h"
+#include "searcher/strip_schedule.h"
+
+namespace protuner {
+
+std::vector<SeedSchedule> seeds_to_measure(std::shared_ptr<const PipelineGraph> graph,
+                                           const SearchSpaceOptions &options, CostModel &model,
+                                           int max_seeds) {
+  std::vector<ScheduleState> candidates = {fallback_schedule(graph, options)};
+  for (auto *family : {&strip_schedules, &blocked_schedules, &blocked_in_tile_schedules}) {
+    for (ScheduleState &s : (*family)(graph, options)) candidates.push_back(std::move(s));
+  }
+  std::vector<const ScheduleState *> batch;
+  for (const ScheduleState &s : candidates) batch.push_back(&s);
+  const std::vector<double> predicted = model.predict(batch);
+
+  std::vector<size_t> order;
+  for (size_t k = 1; k < candidates.size(); ++k) {
+    if (predicted[k] < predicted[0]) order.push_back(k);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return predicted[a] < predicted[b]; });
+  order.resize(std::min<size_t>(order.size(), std::max(0, max_seeds)));
+  order.insert(order.begin(), 0);
+  std::vector<SeedSchedule> seeds;
+  for (size_t k : order) seeds.push_back({std::move(candidates[k]), predicted[k]});
+  return seeds;
+}
+
+}  // namespace protuner

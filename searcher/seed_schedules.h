@@ -1,0 +1,39 @@
+// The seed schedules a measuring search starts from, in the order to measure them: the
+// compute-root fallback (fallback_schedule.h) first, so an app always has a measured
+// schedule, then the strip and register-blocked seeds (strip_schedule.h,
+// blocked_schedule.h) the cost model predicts faster than the fallback, best first.
+//
+// Why the model only filters: it ranks strip heights poorly (camera_pipe's fastest strip
+// seed was its 4th), but it does tell the seeds that cannot work (iir_blur's strips,
+// predicted slower than the fallback, ran 5x to 600x slower). `protuner tune`/`compare`
+// and the Halide plugin's measuring searches both measure these before searching.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "searcher/cost/cost_model.h"
+#include "searcher/schedule_state.h"
+#include "searcher/search_space.h"
+
+namespace protuner {
+
+// Defaults for the searches that measure seeds (TuneSettings, the plugin): at most this many
+// seeds beyond the fallback (all of them: 5 strip heights, 3 + 3 blocks; one compiles in a
+// second or two), and none started once seeding has used this share of the time to the
+// deadline (resnet50's register-blocked seeds compile for 28 s each).
+inline constexpr int kDefaultSeedsMeasured = 11;
+inline constexpr double kDefaultSeedsBudgetShare = 0.3;
+
+struct SeedSchedule {
+  ScheduleState state;
+  double predicted_seconds = 0;  // by the model seeds_to_measure was given
+};
+
+// The fallback, then at most `max_seeds` other seeds predicted faster than it, best
+// predicted first.
+std::vector<SeedSchedule> seeds_to_measure(std::shared_ptr<const PipelineGraph> graph,
+                                           const SearchSpaceOptions &options, CostModel &model,
+                                           int max_seeds);
+
+}  // namespace protuner
