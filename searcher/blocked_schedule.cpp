@@ -18,26 +18,35 @@ int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
   return 1;
 }
 
-// The update `stage` of f register-blocked with `block`, or nothing when it has no
-// reduction variables, fewer than two pure variables, or is shorter than a block.
+// Whether `stage` is what a register block accumulates: an update with reduction
+// variables over two pure variables or more.
+bool blockable_reduction(const StageNode &stage) {
+  return stage.index > 0 && stage.num_pure >= 2 &&
+         static_cast<int>(stage.loop_vars.size()) > stage.num_pure;
+}
+
+// Every pure variable of a stage over `loops` whole, but the first two, whose inner tile is
+// a bx x by block (their tiles are the caller's to set).
+StageTiling block_of(const Region &loops, int num_pure, int64_t bx, int64_t by) {
+  StageTiling t;
+  for (int v = 0; v < num_pure; ++v) {
+    t.tile.push_back(std::max<int64_t>(1, loops[v].extent()));
+    t.inner.push_back(v == 0 ? bx : v == 1 ? by : 1);
+  }
+  return t;
+}
+
+// The update `stage` of f register-blocked with `block`, or nothing when it is not a
+// blockable reduction or is shorter than a block.
 std::optional<StageTiling> blocked_tiling(const FuncNode &f, const StageNode &stage,
                                           const RegisterBlock &block,
                                           const SearchSpaceOptions &options) {
-  if (stage.index == 0 || stage.num_pure < 2 ||
-      static_cast<int>(stage.loop_vars.size()) == stage.num_pure) {
-    return std::nullopt;
-  }
+  if (!blockable_reduction(stage)) return std::nullopt;
   const Region loops = stage.loop_region(f.root_region);
   const int64_t bx = native_lanes(f, options) * block.vectors, by = block.rows;
   const int64_t ex = loops[0].extent(), ey = loops[1].extent();
   if (ex < bx || ey < by) return std::nullopt;
-  StageTiling t;
-  for (int v = 0; v < stage.num_pure; ++v) {
-    t.tile.push_back(std::max<int64_t>(1, loops[v].extent()));
-    t.inner.push_back(1);
-  }
-  t.inner[0] = bx;
-  t.inner[1] = by;
+  StageTiling t = block_of(loops, stage.num_pure, bx, by);
   t.tile[0] = std::min(round_up(ex, bx), bx * kTileBlocksInner);
   t.tile[1] = std::min(round_up(ey, by), by * kTileBlocksRows);
   // Every outer loop (the cache tiles) fused into one parallel loop.
@@ -58,13 +67,7 @@ std::optional<StageTiling> tiled_blocks(const FuncNode &f, const RegisterBlock &
   // computed for the whole tile, and a convolution's would read its input past the end
   // (ScheduleState refuses that placement).
   if (ex % bx != 0 || ey % by != 0) return std::nullopt;
-  StageTiling t;
-  for (int v = 0; v < stage.num_pure; ++v) {
-    t.tile.push_back(std::max<int64_t>(1, loops[v].extent()));
-    t.inner.push_back(1);
-  }
-  t.inner[0] = bx;
-  t.inner[1] = by;
+  StageTiling t = block_of(loops, stage.num_pure, bx, by);
   t.tile[0] = bx * largest_divisor_at_most(ex / bx, kTileBlocksInner);
   t.tile[1] = by * largest_divisor_at_most(ey / by, kTileBlocksRows);
   // Only the outermost tile loop runs in parallel: nothing may be computed inside fused
@@ -80,9 +83,8 @@ int pointwise_reduction(const ScheduleState &state) {
   const PipelineGraph &g = state.graph();
   for (int p : g.funcs[0].producers) {
     const FuncNode &node = g.funcs[p];
-    const bool reduces = std::any_of(node.stages.begin(), node.stages.end(), [](const auto &s) {
-      return s.index > 0 && s.num_pure >= 2 && static_cast<int>(s.loop_vars.size()) > s.num_pure;
-    });
+    const bool reduces =
+        std::any_of(node.stages.begin(), node.stages.end(), blockable_reduction);
     if (reduces && node.consumers.size() == 1 && state.inline_footprint(p) == 1) return p;
   }
   return -1;
