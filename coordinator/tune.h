@@ -147,13 +147,13 @@ struct SearchOutcome {
   std::vector<std::string> errors;  // runs that threw, with why
 };
 
-// Measures the seed schedules (the compute-root fallback, searcher/fallback_schedule.h, and
+// Measures the seed schedules (searcher/seed_schedules.h: the compute-root fallback, then
 // up to TuneSettings::seeds_measured strip and register-blocked seeds the cost model
-// predicts faster than it, searcher/strip_schedule.h and blocked_schedule.h), then runs `algorithm` with seeds seed, seed+1, ... from
-// `start` until `deadline` (at least one run, even past it), measures each run's best
-// complete schedule through `measurer` when the search did not, and keeps the fastest
-// measured, the seed schedules included. Throws ConfigError for an
-// unknown algorithm; a run that throws is recorded in `errors` and ends the loop.
+// predicts faster than it), then runs `algorithm` with seeds seed, seed+1, ... from `start`
+// until `deadline` (at least one run, even past it), measures each run's best complete
+// schedule through `measurer` when the search did not, and keeps the fastest measured, the
+// seed schedules included. Throws ConfigError for an unknown algorithm; a run that throws
+// is recorded in `errors` and ends the loop.
 SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm, uint64_t seed,
                            Clock::time_point start, Clock::time_point deadline,
                            BackendCandidateMeasurer &measurer, const TuneSettings &settings,

@@ -19,12 +19,11 @@
 #include "coordinator/tune.h"
 #include "common/host_target.h"
 #include "measurer/measure_json.h"
-#include "searcher/blocked_schedule.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/fallback_schedule.h"
 #include "searcher/schedule_json.h"
+#include "searcher/seed_schedules.h"
 #include "searcher/search/measured_candidates.h"
-#include "searcher/strip_schedule.h"
 #include "tests/support/run_command.h"
 
 namespace protuner {
@@ -125,28 +124,15 @@ TEST(SearchUntil, KeepsTheFallbackWhenEveryCandidateFails) {
   EXPECT_EQ(o.seeds.size(), 1u);
 }
 
-// Before searching, the seeds the model predicts faster than the fallback are measured,
-// best predicted first, at most TuneSettings::seeds_measured of them; none once seeding
+// Before searching, the fallback and then the seeds of seeds_to_measure are measured in its
+// order, at most TuneSettings::seeds_measured of them; none but the fallback once seeding
 // has used TuneSettings::seeds_budget_share of the time.
-TEST(SearchUntil, MeasuresTheSeedsPredictedFasterThanTheFallbackFirst) {
+TEST(SearchUntil, MeasuresTheSeedsInOrderBeforeSearching) {
   const PreparedApp app = prepare_app(kBlurApp, 2);
   AnalyticModel model(app.graph, app.machine);
-  const ScheduleState fallback = fallback_schedule(app.graph, app.space->options());
-  const double fallback_cost = model.predict({&fallback})[0];
-  std::vector<std::pair<double, std::string>> expected;
-  std::vector<ScheduleState> seeds = strip_schedules(app.graph, app.space->options());
-  for (auto *family : {&blocked_schedules, &blocked_in_tile_schedules}) {
-    for (ScheduleState &s : (*family)(app.graph, app.space->options())) {
-      seeds.push_back(std::move(s));
-    }
-  }
-  for (const ScheduleState &s : seeds) {
-    const double cost = model.predict({&s})[0];
-    if (cost < fallback_cost) expected.emplace_back(cost, schedule_to_json(s));
-  }
-  std::stable_sort(expected.begin(), expected.end(),
-                   [](const auto &a, const auto &b) { return a.first < b.first; });
-  ASSERT_GE(expected.size(), 2u) << "test_blur's strips should beat its fallback";
+  const std::vector<SeedSchedule> expected =
+      seeds_to_measure(app.graph, app.space->options(), model, kDefaultSeedsMeasured);
+  ASSERT_GE(expected.size(), 3u) << "test_blur's fallback and two seeds faster than it";
 
   for (int measured : {0, 1, 2}) {
     FakeBackend backend;
@@ -158,9 +144,8 @@ TEST(SearchUntil, MeasuresTheSeedsPredictedFasterThanTheFallbackFirst) {
     search_until(app, "greedy", 1, now, now + std::chrono::seconds(1), m, settings,
                  [](const LoopProgress &) {});
     ASSERT_GE(backend.requests.size(), 1u + measured);
-    EXPECT_EQ(backend.requests[0].schedule.schedule_json, schedule_to_json(fallback));
-    for (int k = 0; k < measured; ++k) {
-      EXPECT_EQ(backend.requests[1 + k].schedule.schedule_json, expected[k].second)
+    for (int k = 0; k <= measured; ++k) {
+      EXPECT_EQ(backend.requests[k].schedule.schedule_json, schedule_to_json(expected[k].state))
           << "seed " << k << " of " << measured;
     }
   }
@@ -169,7 +154,7 @@ TEST(SearchUntil, MeasuresTheSeedsPredictedFasterThanTheFallbackFirst) {
   const Clock::time_point now = Clock::now();
   search_until(app, "greedy", 1, now, now, m, TuneSettings{}, [](const LoopProgress &) {});
   ASSERT_GE(backend.requests.size(), 2u);
-  EXPECT_NE(backend.requests[1].schedule.schedule_json, expected[0].second)
+  EXPECT_NE(backend.requests[1].schedule.schedule_json, schedule_to_json(expected[1].state))
       << "no time left: the search's best follows the fallback";
 }
 
