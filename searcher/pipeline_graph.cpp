@@ -137,6 +137,25 @@ bool reads_at_clamped_index(const Expr &e) {
   return f.found;
 }
 
+// The Funcs `ops` calls at two affine indices of different shapes: coefficients that
+// differ between two call sites whose every index is affine (constant offsets alone, a
+// stencil's taps, do not count; neither do gathers, whose footprint Halide bounds by the
+// values they can take).
+std::vector<std::string> producers_read_in_several_shapes(const OpHistogram &ops) {
+  std::map<std::string, const Access *> first;
+  std::vector<std::string> out;
+  for (const Access &a : ops.accesses) {
+    const bool affine = std::find(a.affine.begin(), a.affine.end(), false) == a.affine.end();
+    if (a.is_input || a.is_self || !affine) continue;
+    auto [it, added] = first.emplace(a.producer, &a);
+    if (!added && it->second->coefficients != a.coefficients &&
+        std::find(out.begin(), out.end(), a.producer) == out.end()) {
+      out.push_back(a.producer);
+    }
+  }
+  return out;
+}
+
 StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition &def,
                         const std::map<std::string, HI::Function> &env,
                         const std::map<std::string, Expr> &bindings,
@@ -194,6 +213,7 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
     stage.writes.push_back(compile_box(fn.name(), written, s, bindings));
   }
   stage.ops = histogram_of_stage(def, index > 0, stage.loop_vars, stage.num_pure, fn.name());
+  stage.reads_in_several_shapes = producers_read_in_several_shapes(stage.ops);
   stage.code_per_point = std::max<int64_t>(
       1, std::llround(stage.ops.arithmetic()) + static_cast<int64_t>(stage.ops.accesses.size()));
   for (const Access &a : stage.ops.accesses) stage.gathers += a.pattern == AccessPattern::kGather;

@@ -39,6 +39,13 @@ struct StageNode {
   // computes wrong values or reads the fixed-size input out of bounds (found by the
   // random-schedule property tests on the blur chain, bilateral grid and harris).
   bool unsafe_to_slide = false;
+  // The producer Funcs this stage calls at affine indices of more than one shape
+  // (differing in more than constant offsets): a matrix multiply of a Func by itself
+  // reads f(r, y) and f(x, r). Such a producer is never stored outside its compute loop
+  // in this stage's loop nest: Halide 14's sliding window over the union of the two
+  // footprints computed a random pipeline's matmul wrong (all 6144 output points; found by
+  // the dataset builder's output checks, 3 of random_32's 15 schedules).
+  std::vector<std::string> reads_in_several_shapes;
   // What the definition computes per point and how it indexes its producers
   // (schedule-invariant; the featurizer folds inlined producers into it).
   OpHistogram ops;

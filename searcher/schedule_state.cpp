@@ -1,7 +1,7 @@
 #include "searcher/schedule_state.h"
 
+#include <algorithm>
 #include <cmath>
-
 #include <stdexcept>
 
 namespace protuner {
@@ -68,6 +68,22 @@ void for_each_use(const ScheduleState &state, int f, const Fn &fn) {
       }
     }
   }
+}
+
+// Whether a stage reads f at indices of more than one shape (StageNode::
+// reads_in_several_shapes), directly or through the Funcs inlined into it.
+bool read_in_several_shapes(const ScheduleState &state, int f) {
+  const PipelineGraph &g = state.graph();
+  for (int c : g.funcs[f].consumers) {
+    for (const StageNode &stage : g.funcs[c].stages) {
+      const auto &several = stage.reads_in_several_shapes;
+      if (std::find(several.begin(), several.end(), g.funcs[f].name) != several.end()) return true;
+    }
+    if (state.decision(c).placement == Placement::kInline && read_in_several_shapes(state, c)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool same_stage(const LoopRef &a, int func, int stage) {
@@ -272,7 +288,8 @@ std::vector<LoopRef> ScheduleState::store_options(const LoopRef &at) const {
   // root is offered when no parallel loop encloses the computation.
   const FuncNode &node = graph_->funcs[num_decided()];
   if (std::any_of(node.stages.begin(), node.stages.end(),
-                  [](const StageNode &s) { return s.unsafe_to_slide; })) {
+                  [](const StageNode &s) { return s.unsafe_to_slide; }) ||
+      read_in_several_shapes(*this, num_decided())) {
     return {at};
   }
   std::vector<LoopRef> out;

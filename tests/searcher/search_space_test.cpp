@@ -473,6 +473,28 @@ TEST(SearchSpace, AFuncUnsafeToSlideIsStoredWhereItIsComputed) {
   EXPECT_EQ(s.store_options(strip_rows), (std::vector<LoopRef>{strip_rows}));
 }
 
+// Halide 14's sliding window computed a random pipeline's c += g(k, y) * g(x, k) wrong
+// (every output point) with g stored one loop outside its compute loop in c's update;
+// g read through one index shape, or two Funcs, slide right.
+TEST(SearchSpace, AFuncReadAtTwoIndexShapesIsStoredWhereItIsComputed) {
+  for (bool same : {true, false}) {
+    SCOPED_TRACE(same ? "g x g" : "g x h");
+    const auto graph = graph_of(testing::product_pipeline(same));
+    const StageNode &update = graph->funcs[0].stages[1];
+    ASSERT_EQ(stable_func_name(graph->funcs[0].name), "c");
+    EXPECT_EQ(update.reads_in_several_shapes.size(), same ? 1u : 0u);
+    ScheduleState s(graph);
+    FuncDecision c;  // serial tiles of 16 x 16 in both stages
+    c.placement = Placement::kRoot;
+    c.stages = {StageTiling{{16, 16}, {1, 1}, 0}, StageTiling{{16, 16}, {1, 1}, 0}};
+    s.decide(c);
+    const std::string next = stable_func_name(graph->funcs[s.num_decided()].name);
+    ASSERT_TRUE(next == (same ? "g" : "h")) << next;  // g x h decides h first (call order)
+    const LoopRef tile_columns{0, 1, 1};  // inside the tile rows of c's update
+    EXPECT_EQ(s.store_options(tile_columns).size(), same ? 1u : 3u);
+  }
+}
+
 TEST(SearchSpace, OvercomputeReadsPastInputsFollowsUnclampedIndices) {
   auto hazards = [](Halide::Pipeline p) {
     std::map<std::string, bool> h;

@@ -84,6 +84,25 @@ inline Halide::Pipeline matmul_pipeline(int n = 64) {
   return Pipeline(c);
 }
 
+// c = g x h over k, with g and h computed from one input; with `same`, h is g itself
+// (c(x, y) += g(k, y) * g(x, k): one Func read at two index shapes).
+inline Halide::Pipeline product_pipeline(bool same, int n = 64) {
+  using namespace Halide;
+  ImageParam a(Float(32), 2, "a");
+  Var x("x"), y("y");
+  RDom k(0, n, "k");
+  Func in_im("in_im"), g("g"), h("h"), c("c");
+  in_im(x, y) = a(x, y);
+  g(x, y) = in_im(x, y) * 2.0f;
+  h(x, y) = in_im(x, y) + 1.0f;
+  Func rhs = same ? g : h;
+  c(x, y) = 0.0f;
+  c(x, y) += g(k, y) * rhs(x, k);
+  a.set_estimates({{0, n}, {0, n}});
+  c.set_estimates({{0, n}, {0, n}});
+  return Pipeline(c);
+}
+
 inline Halide::Pipeline pyramid_pipeline(int width = 64, int height = 48, int levels = 3) {
   using namespace Halide;
   ImageParam in(Float(32), 2, "in");
