@@ -20,7 +20,10 @@ namespace protuner {
 struct LearnedCommands::Args {
   std::vector<std::string> data;
   std::string model = "gcn", out, weights;
+  std::vector<std::string> train_data;  // evaluate --leave-one-out-apps: always trained on
   TrainerOptions trainer;
+  LearnedModelOptions model_options;
+  double test_pipelines = 0;  // train: share of whole pipelines never trained on, then tested
   bool json = false, leave_one_out = false;
 };
 
@@ -75,34 +78,49 @@ nlohmann::json metrics_json(const EvaluationMetrics &m) {
 
 int run_train(const LearnedCommands::Args &a) {
   const LearnedModelKind kind = parse_model_kind(a.model);
-  const std::vector<TrainingSample> samples = load_data(a.data);
+  const std::vector<TrainingSample> all = load_data(a.data);
+  auto [samples, test] = split_pipelines(all, a.test_pipelines, a.trainer.seed);
+  if (samples.empty()) throw ConfigError("--test-pipelines left no pipeline to train on");
   std::cout << "protuner train: " << model_kind_name(kind) << " model on " << samples.size()
-            << " samples of " << apps_of(samples).size() << " apps" << std::endl;
+            << " samples of " << apps_of(samples).size() << " apps";
+  if (a.test_pipelines > 0) {
+    std::cout << "; " << test.size() << " samples of " << apps_of(test).size()
+              << " apps held out for testing";
+  }
+  std::cout << std::endl;
   TrainerOptions o = a.trainer;
   o.on_epoch = [](int epoch, double train, double holdout) {
     std::cout << "  epoch " << epoch + 1 << ": training loss " << plain(train) << ", held-out loss "
               << plain(holdout) << std::endl;
   };
   TrainingReport report;
-  const LearnedNetwork network = train_or_refuse(kind, LearnedModelOptions{}, samples, o, &report);
+  const LearnedNetwork network = train_or_refuse(kind, a.model_options, samples, o, &report);
   network.save(a.out);
   std::cout << "kept epoch " << report.best_epoch + 1 << " of " << report.train_loss.size() << " ("
             << report.train_samples << " training, " << report.holdout_samples
-            << " held-out samples); wrote " << a.out << "\n\nOn the whole dataset:\n";
+            << " early-stopping samples); wrote " << a.out << "\n\nOn the training pipelines:\n";
   print_table(evaluate(network, samples), std::cout);
+  if (!test.empty()) {
+    std::cout << "\nOn the held-out pipelines (never trained on):\n";
+    print_table(evaluate(network, test), std::cout);
+  }
   return 0;
 }
 
-// Per app, a model trained on every other app; the per-app rows are those models' results
-// and the overall row is over all their predictions together.
+// Per app of `samples`, a model trained on every other app and on `always_trained`; the
+// per-app rows are those models' results and the overall row is over all their
+// predictions together.
 EvaluationReport leave_one_out(const LearnedNetwork &like,
                                const std::vector<TrainingSample> &samples,
+                               const std::vector<TrainingSample> &always_trained,
                                const TrainerOptions &o) {
   const std::set<std::string> apps = apps_of(samples);
-  if (apps.size() < 2) throw ConfigError("--leave-one-out-apps needs samples of two apps or more");
+  if (apps.size() + (always_trained.empty() ? 0 : 1) < 2) {
+    throw ConfigError("--leave-one-out-apps needs samples of two apps or more");
+  }
   std::vector<double> predicted(samples.size());
   for (const std::string &app : apps) {
-    std::vector<TrainingSample> train, test;
+    std::vector<TrainingSample> train = always_trained, test;
     std::vector<size_t> test_index;
     for (size_t i = 0; i < samples.size(); ++i) {
       if (samples[i].app == app) {
@@ -146,11 +164,18 @@ int run_evaluate(const LearnedCommands::Args &a) {
   if (analytic && a.leave_one_out) {
     throw ConfigError("--leave-one-out-apps trains models; the analytic model is not trained");
   }
+  if (!a.train_data.empty() && !a.leave_one_out) {
+    throw ConfigError("--train-data is for --leave-one-out-apps");
+  }
   std::optional<LearnedNetwork> network;
   if (!analytic) network = LearnedNetwork::load(a.weights);
   const std::vector<TrainingSample> samples = load_data(a.data);
   const EvaluationReport report = analytic          ? evaluate_analytic(samples)
-                                  : a.leave_one_out ? leave_one_out(*network, samples, a.trainer)
+                                  : a.leave_one_out ? leave_one_out(*network, samples,
+                                                                    a.train_data.empty()
+                                                                        ? std::vector<TrainingSample>{}
+                                                                        : load_data(a.train_data),
+                                                                    a.trainer)
                                                     : evaluate(*network, samples);
   const std::string mode = analytic ? "analytic" : a.leave_one_out ? "leave-one-out-apps" : "weights";
   const std::string model = analytic ? "analytic" : model_kind_name(network->kind());
@@ -195,6 +220,14 @@ LearnedCommands::LearnedCommands(CLI::App &cli) : args_(std::make_unique<Args>()
   train_->add_option("--model", a.model, "gcn or feedforward")
       ->check(CLI::IsMember({"gcn", "feedforward"}));
   train_->add_option("--out", a.out, "weights file to write")->required();
+  train_
+      ->add_option("--test-pipelines", a.test_pipelines,
+                   "share of whole pipelines held out (never trained on) and evaluated at the end")
+      ->check(CLI::Range(0.0, 0.9));
+  train_->add_flag(
+      "--no-analytic-prior", [&a](int64_t) { a.model_options.analytic_prior = false; },
+      "gcn: predict runtimes from scratch as 004_* does, not as a correction to the analytic "
+      "model");
   add_trainer_options(*train_, a.trainer);
 
   evaluate_ = cli.add_subcommand("evaluate", "evaluate a learned cost model on measured schedules");
@@ -206,7 +239,13 @@ LearnedCommands::LearnedCommands(CLI::App &cli) : args_(std::make_unique<Args>()
       ->delimiter(',');
   evaluate_->add_flag("--json", a.json, "print one JSON object");
   evaluate_->add_flag("--leave-one-out-apps", a.leave_one_out,
-                      "per app, train a fresh model on the other apps and evaluate it on this one");
+                      "per app, train a fresh model on the other apps and evaluate it on this one "
+                      "(with the weights' kind and layer sizes)");
+  evaluate_
+      ->add_option("--train-data", a.train_data,
+                   "with --leave-one-out-apps: dataset files always trained on, never left out "
+                   "(random pipelines)")
+      ->delimiter(',');
   add_trainer_options(*evaluate_, a.trainer);
 }
 

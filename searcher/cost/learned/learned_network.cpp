@@ -2,10 +2,10 @@
 // tensors as torch::save writes them:
 //
 //   protuner-cost-model-weights
-//   version 1
+//   version 2
 //   kind gcn
 //   layout 9f1c...                         feature_layout_fingerprint(), hex
-//   options 24 40 64 2                     LearnedModelOptions, in declaration order
+//   options 24 40 64 2 1                   LearnedModelOptions, in declaration order
 //   log_runtime_mean <hexfloat>
 //   invariant_mean <count> <hexfloat>...   (likewise invariant_std, scheduled_mean,
 //   ...                                     scheduled_std)
@@ -29,7 +29,7 @@ namespace protuner {
 namespace {
 
 constexpr const char *kFormatName = "protuner-cost-model-weights";
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;
 
 std::string hexfloat(float v) {
   char buf[64];
@@ -133,11 +133,14 @@ void read_layout(HeaderReader &header) {
 LearnedModelOptions read_options(HeaderReader &header) {
   LearnedModelOptions o;
   std::istringstream in = header.line("options");
-  if (!(in >> o.invariant_embedding >> o.scheduled_embedding >> o.hidden >> o.gcn_layers) ||
+  int prior = -1;
+  if (!(in >> o.invariant_embedding >> o.scheduled_embedding >> o.hidden >> o.gcn_layers >>
+        prior) ||
       o.invariant_embedding <= 0 || o.scheduled_embedding <= 0 || o.hidden <= 0 ||
-      o.gcn_layers < 0) {
-    header.fail("bad 'options' line (expected four layer sizes)");
+      o.gcn_layers < 0 || (prior != 0 && prior != 1)) {
+    header.fail("bad 'options' line (expected four layer sizes and the analytic prior, 0 or 1)");
   }
+  o.analytic_prior = prior == 1;
   return o;
 }
 
@@ -208,7 +211,7 @@ LearnedModelKind parse_model_kind(const std::string &name) {
 bool LearnedModelOptions::operator==(const LearnedModelOptions &o) const {
   return invariant_embedding == o.invariant_embedding &&
          scheduled_embedding == o.scheduled_embedding && hidden == o.hidden &&
-         gcn_layers == o.gcn_layers;
+         gcn_layers == o.gcn_layers && analytic_prior == o.analytic_prior;
 }
 
 LearnedNetwork::LearnedNetwork(LearnedModelKind kind, LearnedModelOptions options,
@@ -253,7 +256,8 @@ void LearnedNetwork::save(const std::string &path) const {
   const FeatureNormalizer &n = impl_->normalizer;
   out << kFormatName << "\nversion " << kFormatVersion << "\nkind " << model_kind_name(impl_->kind)
       << "\nlayout " << hex64(feature_layout_fingerprint()) << "\noptions " << o.invariant_embedding
-      << ' ' << o.scheduled_embedding << ' ' << o.hidden << ' ' << o.gcn_layers
+      << ' ' << o.scheduled_embedding << ' ' << o.hidden << ' ' << o.gcn_layers << ' '
+      << (o.analytic_prior ? 1 : 0)
       << "\nlog_runtime_mean " << hexfloat(n.log_runtime_mean) << '\n';
   write_vector(out, "invariant_mean", n.invariant_mean);
   write_vector(out, "invariant_std", n.invariant_std);

@@ -8,7 +8,8 @@
 //  - gcn: stage nodes with the same embedding, `gcn_layers` graph convolutions over the
 //    stage DAG (row-normalized adjacency with self-loops, both edge directions, then
 //    batch norm and ReLU), sum-pooling of the initial, intermediate and final embeddings,
-//    and a linear readout of log(seconds) offset by the training set's mean log runtime.
+//    and a linear readout of log(seconds) offset by the training set's mean log runtime,
+//    or with `analytic_prior` by the analytic model's log(seconds) for the same state.
 //    Log because runtimes span orders of magnitude: a linear readout of seconds would
 //    have to produce 1e-5 and 1e1 from the same weights.
 //
@@ -46,6 +47,13 @@ struct LearnedModelOptions {
   int scheduled_embedding = 40;  // width of the scheduled features' embedding
   int hidden = 64;               // feed-forward: hidden layer between embedding and coefficients
   int gcn_layers = 2;            // 004_* swept 0-8 layers and found 2 best
+  // gcn: predict a correction to the analytic model (analytic_model.h, for the reference
+  // machine) rather than runtimes from scratch: log(seconds) = readout + log(the analytic
+  // model's seconds), and every node also sees its analytic cost and cost terms (log
+  // scaled). Thousands of measured schedules teach a network what the analytic model gets
+  // wrong far sooner than they teach it the arithmetic of loop nests (see
+  // docs/ARCHITECTURE.md for the ranking accuracy with and without).
+  bool analytic_prior = true;
   bool operator==(const LearnedModelOptions &o) const;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "searcher/cost/analytic_model.h"
 #include "searcher/cost/learned/cost_terms.h"
 
 namespace protuner {
@@ -44,19 +45,32 @@ torch::Tensor to_tensor(std::vector<int64_t> values) {
       .clone();
 }
 
+// Seconds as an input feature: log10, shifted so 100 us is 0 (1 ns is -5, 10 s is 5).
+torch::Tensor log_scaled(const torch::Tensor &seconds) {
+  return torch::log10(seconds + 1e-9) + 4;
+}
+
 // Embeds both feature kinds of every node (004_* figure 5): one linear layer and ReLU each,
-// concatenated.
+// concatenated. With the analytic prior the scheduled side also sees the node's cost terms
+// and analytic cost, log scaled.
 struct StageEmbeddingImpl : nn::Module {
   nn::Linear invariant{nullptr}, scheduled{nullptr};
-  explicit StageEmbeddingImpl(const LearnedModelOptions &o) {
+  bool with_costs;
+  explicit StageEmbeddingImpl(const LearnedModelOptions &o, bool with_costs)
+      : with_costs(with_costs) {
+    const int64_t cost_inputs = with_costs ? kNumCostTerms + 1 : 0;
     invariant =
         register_module("invariant", nn::Linear(kNumInvariantFeatures, o.invariant_embedding));
-    scheduled =
-        register_module("scheduled", nn::Linear(kNumScheduledFeatures, o.scheduled_embedding));
+    scheduled = register_module(
+        "scheduled", nn::Linear(kNumScheduledFeatures + cost_inputs, o.scheduled_embedding));
   }
   torch::Tensor forward(const FeatureBatch &b) {
-    return torch::cat({torch::relu(invariant(b.invariant)), torch::relu(scheduled(b.scheduled))},
-                      1);
+    const torch::Tensor sched =
+        with_costs ? torch::cat({b.scheduled, log_scaled(b.terms),
+                                 log_scaled(b.analytic).unsqueeze(1)},
+                                1)
+                   : b.scheduled;
+    return torch::cat({torch::relu(invariant(b.invariant)), torch::relu(scheduled(sched))}, 1);
   }
 };
 TORCH_MODULE(StageEmbedding);
@@ -64,7 +78,7 @@ TORCH_MODULE(StageEmbedding);
 class FeedForwardNetwork : public CostNetwork {
  public:
   explicit FeedForwardNetwork(const LearnedModelOptions &o) {
-    embedding_ = register_module("embedding", StageEmbedding(o));
+    embedding_ = register_module("embedding", StageEmbedding(o, false));
     hidden_ = register_module("hidden",
                               nn::Linear(o.invariant_embedding + o.scheduled_embedding, o.hidden));
     coefficients_ = register_module("coefficients", nn::Linear(o.hidden, kNumCostTerms));
@@ -89,9 +103,10 @@ class FeedForwardNetwork : public CostNetwork {
 
 class GcnNetwork : public CostNetwork {
  public:
-  GcnNetwork(const LearnedModelOptions &o, float log_runtime_mean) {
+  GcnNetwork(const LearnedModelOptions &o, float log_runtime_mean)
+      : analytic_prior_(o.analytic_prior) {
     const int64_t width = o.invariant_embedding + o.scheduled_embedding;
-    embedding_ = register_module("embedding", StageEmbedding(o));
+    embedding_ = register_module("embedding", StageEmbedding(o, o.analytic_prior));
     for (int k = 0; k < o.gcn_layers; ++k) {
       linear_.push_back(register_module("conv" + std::to_string(k), nn::Linear(width, width)));
       norm_.push_back(register_module("norm" + std::to_string(k), nn::BatchNorm1d(width)));
@@ -99,7 +114,8 @@ class GcnNetwork : public CostNetwork {
     readout_ = register_module("readout", nn::Linear(width * (o.gcn_layers + 1), 1));
     // Stored as a buffer so it travels with the weights.
     offset_ = register_buffer("log_runtime_offset", torch::full({1}, log_runtime_mean));
-    // Start at the training set's typical runtime for every state: with the default
+    // Start at the training set's typical runtime (or the analytic model's prediction) for
+    // every state: with the default
     // initialization, sums over a graph's nodes put the first predictions off by 10-100x,
     // and the relative-error loss has vanishing gradients for predictions far below the
     // runtime (d|e^z / y - 1| / dz = e^z / y), so training can stall there.
@@ -114,7 +130,9 @@ class GcnNetwork : public CostNetwork {
       e = torch::relu(norm_[k](convolve(linear_[k](e), b)));
       pooled.push_back(pool(e, b));
     }
-    const torch::Tensor log_seconds = readout_(torch::cat(pooled, 1)).squeeze(1) + offset_;
+    const torch::Tensor base = analytic_prior_ ? torch::log(pool(b.analytic.unsqueeze(1), b).squeeze(1) + 1e-12)
+                                               : offset_;
+    const torch::Tensor log_seconds = readout_(torch::cat(pooled, 1)).squeeze(1) + base;
     // The clamp keeps a wild untrained prediction finite (1e-13 s to 1e13 s).
     return torch::exp(torch::clamp(log_seconds, -30.0, 30.0));
   }
@@ -130,6 +148,7 @@ class GcnNetwork : public CostNetwork {
     return torch::zeros({b.graphs, e.size(1)}, e.options()).index_add(0, b.graph_of_node, e);
   }
 
+  bool analytic_prior_;
   StageEmbedding embedding_{nullptr};
   std::vector<nn::Linear> linear_;
   std::vector<nn::BatchNorm1d> norm_;
@@ -145,13 +164,18 @@ FeatureBatch make_feature_batch(const std::vector<const PipelineFeatures *> &bat
   for (const PipelineFeatures *f : batch) nodes += static_cast<int64_t>(f->stages.size());
   std::vector<float> invariant(nodes * kNumInvariantFeatures);
   std::vector<float> scheduled(nodes * kNumScheduledFeatures);
-  std::vector<float> terms(nodes * kNumCostTerms);
+  std::vector<float> terms(nodes * kNumCostTerms), analytic;
+  analytic.reserve(nodes);
+  // The reference machine, as for the cost terms: a weights file means the same everywhere.
+  static const MachineModel reference;
   std::vector<int64_t> graph_of_node, src, dst;
   std::vector<float> weight;
   graph_of_node.reserve(nodes);
   int64_t node = 0;
   for (size_t g = 0; g < batch.size(); ++g) {
     append_adjacency(*batch[g], node, src, dst, weight);
+    for (double c : analytic_stage_costs(*batch[g], reference))
+      analytic.push_back(static_cast<float>(c));
     for (const StageFeatures &s : batch[g]->stages) {
       normalizer.normalize(s, &invariant[node * kNumInvariantFeatures],
                            &scheduled[node * kNumScheduledFeatures]);
@@ -166,6 +190,7 @@ FeatureBatch make_feature_batch(const std::vector<const PipelineFeatures *> &bat
   b.invariant = to_tensor(std::move(invariant), nodes, kNumInvariantFeatures);
   b.scheduled = to_tensor(std::move(scheduled), nodes, kNumScheduledFeatures);
   b.terms = to_tensor(std::move(terms), nodes, kNumCostTerms);
+  b.analytic = to_tensor(std::move(analytic), nodes, 1).squeeze(1);
   b.graph_of_node = to_tensor(std::move(graph_of_node));
   b.edge_weight = to_tensor(weight, static_cast<int64_t>(weight.size()), 1).squeeze(1);
   b.edge_src = to_tensor(std::move(src));

@@ -17,6 +17,7 @@ struct FeatureBatch {
   torch::Tensor invariant;      // [nodes, kNumInvariantFeatures], normalized
   torch::Tensor scheduled;      // [nodes, kNumScheduledFeatures], normalized
   torch::Tensor terms;          // [nodes, kNumCostTerms], seconds (cost_terms.h)
+  torch::Tensor analytic;       // [nodes], the analytic model's seconds per stage node
   torch::Tensor graph_of_node;  // [nodes] int64: which state each node belongs to
   // The row-normalized adjacency with self-loops as weighted edges src -> dst: a node's
   // next embedding is the weighted sum over its (src) neighbours, itself included.

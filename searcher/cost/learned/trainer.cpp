@@ -202,6 +202,24 @@ void check_options(const TrainerOptions &o) {
 
 }  // namespace
 
+std::pair<std::vector<TrainingSample>, std::vector<TrainingSample>> split_pipelines(
+    const std::vector<TrainingSample> &samples, double fraction, uint64_t seed) {
+  if (!(fraction >= 0 && fraction <= 1)) {
+    throw std::invalid_argument("the share of pipelines held out must be in [0, 1]");
+  }
+  const auto held_out = [&](const std::string &id) {
+    uint64_t h = 1469598103934665603ull ^ (seed * 0x9e3779b97f4a7c15ull);  // FNV-1a, seeded
+    for (unsigned char ch : id) h = (h ^ ch) * 1099511628211ull;
+    h ^= h >> 33;  // FNV's low bits mix poorly; fold the high ones in
+    return static_cast<double>(h % 1000000) / 1e6 < fraction;
+  };
+  std::pair<std::vector<TrainingSample>, std::vector<TrainingSample>> out;
+  for (const TrainingSample &s : samples) {
+    (held_out(s.pipeline_id) ? out.second : out.first).push_back(s);
+  }
+  return out;
+}
+
 std::vector<double> loss_weights(const std::vector<TrainingSample> &samples) {
   std::map<std::string, double> best;
   for (const TrainingSample &s : samples) {

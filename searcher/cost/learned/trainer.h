@@ -59,6 +59,13 @@ struct TrainingReport {
   size_t train_samples = 0, holdout_samples = 0;
 };
 
+// Whole pipelines set aside for testing, never trained on: a pipeline is held out when a
+// seeded hash of its id falls below `fraction`, so the split depends neither on the order
+// nor on the number of samples, and a pipeline stays on its side as a dataset grows.
+// Returns (training samples, test samples), each in the input's order.
+std::pair<std::vector<TrainingSample>, std::vector<TrainingSample>> split_pipelines(
+    const std::vector<TrainingSample> &samples, double fraction, uint64_t seed);
+
 // The per-sample weights of the loss (best / measured x 1 / relative stddev), in order.
 std::vector<double> loss_weights(const std::vector<TrainingSample> &samples);
 // The loss of `predicted` seconds against the samples (see the file comment).
