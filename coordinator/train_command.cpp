@@ -76,6 +76,20 @@ nlohmann::json metrics_json(const EvaluationMetrics &m) {
           {"r2_log", number(m.r2)}, {"ranking_accuracy", number(m.ranking_accuracy)}};
 }
 
+// The analytic model's predictions (it needs no weights): the baseline every learned
+// model must beat on the same samples.
+EvaluationReport evaluate_analytic(const std::vector<TrainingSample> &samples) {
+  const MachineModel machine;  // the one the loader featurized for
+  std::vector<double> predicted;
+  predicted.reserve(samples.size());
+  for (const TrainingSample &s : samples) {
+    double total = 0;
+    for (double c : analytic_stage_costs(s.features, machine)) total += c;
+    predicted.push_back(total);
+  }
+  return evaluate_predictions(predicted, samples);
+}
+
 int run_train(const LearnedCommands::Args &a) {
   const LearnedModelKind kind = parse_model_kind(a.model);
   const std::vector<TrainingSample> all = load_data(a.data);
@@ -103,6 +117,8 @@ int run_train(const LearnedCommands::Args &a) {
   if (!test.empty()) {
     std::cout << "\nOn the held-out pipelines (never trained on):\n";
     print_table(evaluate(network, test), std::cout);
+    std::cout << "\nThe analytic model on the same held-out pipelines:\n";
+    print_table(evaluate_analytic(test), std::cout);
   }
   return 0;
 }
@@ -135,20 +151,6 @@ EvaluationReport leave_one_out(const LearnedNetwork &like,
     const LearnedNetwork net = train_or_refuse(like.kind(), like.options(), train, o, nullptr);
     const std::vector<double> p = predict_samples(net, test);
     for (size_t k = 0; k < test.size(); ++k) predicted[test_index[k]] = p[k];
-  }
-  return evaluate_predictions(predicted, samples);
-}
-
-// The analytic model's predictions (it needs no weights): the baseline every learned
-// model must beat on the same samples.
-EvaluationReport evaluate_analytic(const std::vector<TrainingSample> &samples) {
-  const MachineModel machine;  // the one the loader featurized for
-  std::vector<double> predicted;
-  predicted.reserve(samples.size());
-  for (const TrainingSample &s : samples) {
-    double total = 0;
-    for (double c : analytic_stage_costs(s.features, machine)) total += c;
-    predicted.push_back(total);
   }
   return evaluate_predictions(predicted, samples);
 }
@@ -203,7 +205,7 @@ void add_trainer_options(CLI::App &cmd, TrainerOptions &o) {
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--seed", o.seed, "seed of initialization, held-out split and batch order");
   cmd.add_option("--holdout-fraction", o.holdout_fraction,
-                 "share of each pipeline's samples held out for early stopping")
+                 "share of the pipelines (of each one's samples, below five) held out for early stopping")
       ->check(CLI::Range(0.0, 0.95));
   cmd.add_option("--learning-rate", o.learning_rate, "Adam learning rate")
       ->check(CLI::PositiveNumber);

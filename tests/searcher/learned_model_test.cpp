@@ -290,6 +290,21 @@ TEST(LearnedModel, SplittingPipelinesHoldsOutWholePipelinesWhateverTheOrder) {
   EXPECT_THROW(split_pipelines(samples, 1.5, 7), std::invalid_argument);
 }
 
+// Early stopping judges the model on pipelines it does not train on once there are five
+// or more; with fewer (fine-tuning on one app) on a share of each pipeline's samples.
+TEST(LearnedModel, EarlyStoppingHoldsOutWholePipelines) {
+  std::vector<TrainingSample> samples = data().train;  // 300: 12 "pipelines" of 25
+  for (size_t i = 0; i < samples.size(); ++i) samples[i].pipeline_id = "p" + std::to_string(i / 25);
+  TrainerOptions o;
+  o.epochs = 1;
+  o.holdout_fraction = 0.2;
+  TrainingReport report;
+  train_model(LearnedModelKind::kFeedForward, tiny_model(), samples, o, &report);
+  EXPECT_EQ(report.holdout_samples, 50u) << "2 of 12 pipelines (per sample it would be 5 x 12)";
+  train_model(LearnedModelKind::kFeedForward, tiny_model(), data().train, o, &report);
+  EXPECT_EQ(report.holdout_samples, 60u) << "2 pipelines: 30 of each one's 150 samples";
+}
+
 TEST(LearnedModel, TrainingIsReproducibleFromItsSeed) {
   TrainerOptions o;
   o.epochs = 40;

@@ -38,13 +38,33 @@ std::vector<Indices> group_by_pipeline(const std::vector<TrainingSample> &sample
   return groups;
 }
 
-// Per pipeline: a seeded shuffle, the first `fraction` of it held out, keeping at least
-// one sample of every pipeline for training.
+// The early-stopping share. With kMinPipelinesForWholeHoldout pipelines or more, whole
+// pipelines (a seeded `fraction` of them, at least one) are held out: the model is for
+// pipelines it has never seen, and samples of pipelines it trains on said nothing about
+// that (held out that way, training on random pipelines kept improving the held-out loss
+// while the ranking of unseen pipelines fell below the untrained model's). With fewer
+// (fine-tuning on one app), per pipeline a seeded `fraction` of its samples, keeping at
+// least one of every pipeline for training.
+constexpr size_t kMinPipelinesForWholeHoldout = 5;
+
 std::pair<std::vector<Indices>, Indices> split_holdout(const std::vector<TrainingSample> &samples,
                                                        double fraction, std::mt19937_64 &rng) {
+  std::vector<Indices> groups = group_by_pipeline(samples);
   std::vector<Indices> train;
   Indices holdout;
-  for (Indices group : group_by_pipeline(samples)) {
+  if (groups.size() >= kMinPipelinesForWholeHoldout && fraction > 0) {
+    std::shuffle(groups.begin(), groups.end(), rng);
+    const size_t held = std::max<size_t>(
+        1, static_cast<size_t>(std::round(fraction * static_cast<double>(groups.size()))));
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (g < held)
+        holdout.insert(holdout.end(), groups[g].begin(), groups[g].end());
+      else
+        train.push_back(std::move(groups[g]));
+    }
+    return {train, holdout};
+  }
+  for (Indices group : groups) {
     std::shuffle(group.begin(), group.end(), rng);
     size_t held = static_cast<size_t>(std::round(fraction * static_cast<double>(group.size())));
     held = std::min(held, group.size() - 1);

@@ -12,8 +12,8 @@
 // of our measurer's minima (measurer/README.md).
 //
 // Training: Adam over batches of pipelines (all their training samples, in chunks), a
-// held-out share of every pipeline's samples for early stopping, the best held-out
-// parameters restored at the end. Seeded: the same data and options give the same model.
+// held-out share of the pipelines (of each pipeline's samples when there are fewer than
+// five) for early stopping, the best held-out parameters restored at the end. Seeded: the same data and options give the same model.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +43,9 @@ struct TrainerOptions {
   double weight_decay = 1e-4;     // 004_*'s value
   int pipelines_per_batch = 4;    // pipelines whose samples make one batch
   int max_batch_samples = 64;     // larger batches are split: more, smaller Adam steps
-  double holdout_fraction = 0.2;  // of each pipeline's samples; 0 disables early stopping
+  // Held out for early stopping: this share of the pipelines, or of each pipeline's samples
+  // when there are fewer than five pipelines; 0 disables early stopping.
+  double holdout_fraction = 0.2;
   int patience = 10;              // epochs without a better held-out loss before stopping
   uint64_t seed = 0;              // model initialization, holdout split and batch order
   // fine_tune() multiplies the learning rate by this (002_*'s autotuning mode adapts a
