@@ -27,6 +27,7 @@
 
 #include "common/errors.h"
 #include "measurer/cache_key.h"
+#include "measurer/child_environment.h"
 #include "measurer/child_protocol.h"
 #include "measurer/measure_json.h"
 
@@ -117,11 +118,9 @@ SpawnPlan make_plan(const std::string &child, const std::string &cache_dir,
                     const std::vector<int> &cpus, int64_t memory_limit_mb) {
   SpawnPlan plan;
   std::vector<std::string> args = {child, "--cache-dir", cache_dir};
-  std::vector<std::string> env;
-  for (char **e = environ; e && *e; ++e) {
-    if (std::strncmp(*e, "HL_NUM_THREADS=", 15) != 0) env.emplace_back(*e);
-  }
-  env.push_back("HL_NUM_THREADS=" + std::to_string(cpus.size()));
+  std::vector<std::string> own;
+  for (char **e = environ; e && *e; ++e) own.emplace_back(*e);
+  const std::vector<std::string> env = measure_child_environment(own, static_cast<int>(cpus.size()));
   plan.strings = args;
   plan.strings.insert(plan.strings.end(), env.begin(), env.end());
   for (size_t i = 0; i < plan.strings.size(); ++i) {

@@ -10,6 +10,7 @@
 
 #include "common/errors.h"
 #include "measurer/cache_key.h"
+#include "measurer/child_environment.h"
 #include "measurer/measure_json.h"
 
 namespace protuner {
@@ -38,7 +39,8 @@ std::string measurement_key(const MeasureRequest &request, const std::string &re
   }
   const nlohmann::json key = {{"request", req},
                               {"target", resolved_target},
-                              {"host", nlohmann::json::parse(host_class)}};
+                              {"host", nlohmann::json::parse(host_class)},
+                              {"allocator", kMeasureMallocTunables}};
   return key.dump();
 }
 

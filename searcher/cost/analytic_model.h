@@ -36,12 +36,16 @@ struct AnalyticModelOptions {
   // Smaller allocations are constant-sized stack (or register) space in our loop nests
   // (every split guards its tail, so sizes are compile-time constants): free.
   double stack_allocation_max_bytes = 16 * 1024;
-  // Allocations at least this big are fresh pages every time (glibc mmap threshold), so
-  // each first touch page-faults.
-  double page_fault_min_bytes = 128 * 1024;
+  // Allocations at least this big are fresh pages every time, so each first touch
+  // page-faults. The measurer times with glibc keeping freed memory for reuse
+  // (measurer/child_environment.h): only blocks bigger than a worker thread's arena
+  // (64 MiB) are mapped afresh on every run. (Under glibc's defaults blocks from 128 KiB
+  // up fault in some runs and not in others.)
+  double page_fault_min_bytes = 64.0 * 1024 * 1024;
   // Measured here: first touches of fresh anonymous memory cost 1.5 us per 4 KiB page,
-  // from one thread or two alike (they do not scale with cores), so harris with its three
-  // 15 MB intermediates at root runs in 30 ms where computing them in tiles takes 5 ms.
+  // from one thread or two alike (they do not scale with cores): harris with its three
+  // 15 MB intermediates at root ran in 30 ms where they fault on every run, 15 ms where
+  // they do not, and in 3-5 ms computed in strips.
   double page_fault_seconds_per_byte = 1.5e-6 / 4096;
 };
 

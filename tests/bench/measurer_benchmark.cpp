@@ -12,6 +12,7 @@
 // An app is <library>/<generator> or <name> (library libprotuner_app_<name>.so, generator
 // <name>), found in the build's lib/.
 #include <sched.h>
+#include <unistd.h>
 
 #include <Halide.h>
 
@@ -25,6 +26,7 @@
 #include "common/host_target.h"
 #include "common/pipeline_io.h"
 #include "coordinator/text_table.h"
+#include "measurer/child_environment.h"
 #include "measurer/isolated_measurer.h"
 #include "measurer/timing.h"
 
@@ -92,7 +94,21 @@ void pin_this_process(const std::vector<int> &cpus) {
 
 }  // namespace
 
+// The direct side must time under the allocator policy the measure child runs with
+// (measurer/child_environment.h); glibc reads its tunables only at start, so the benchmark
+// starts itself again with them.
+void run_under_measure_allocator_policy(char **argv) {
+  const char *current = std::getenv("GLIBC_TUNABLES");
+  const std::string wanted = with_measure_malloc_tunables(current ? current : "");
+  if (current && wanted == current) return;
+  setenv("GLIBC_TUNABLES", wanted.c_str(), 1);
+  execv("/proc/self/exe", argv);
+  std::cerr << "measurer_benchmark: cannot restart under the allocator policy; direct timings "
+               "use glibc's defaults\n";
+}
+
 int main(int argc, char **argv) {
+  run_under_measure_allocator_policy(argv);
   Args args;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
@@ -179,7 +195,8 @@ int main(int argc, char **argv) {
             << "as many in-process (direct) timings; overhead = median isolated / median direct "
             << "- 1; spread = max / min - 1 of the isolated minima; direct spread the same of "
             << "the direct minima (one process, one compiled pipeline, the same buffers: what "
-            << "the machine itself drifts)\n\n";
+            << "the machine itself drifts); both time with GLIBC_TUNABLES="
+            << std::getenv("GLIBC_TUNABLES") << "\n\n";
   table.print(std::cout);
   return 0;
 }
