@@ -92,8 +92,6 @@ void pin_this_process(const std::vector<int> &cpus) {
   setenv("HL_NUM_THREADS", std::to_string(cpus.size()).c_str(), 1);
 }
 
-}  // namespace
-
 // The direct side must time under the allocator policy the measure child runs with
 // (measurer/child_environment.h); glibc reads its tunables only at start, so the benchmark
 // starts itself again with them.
@@ -105,7 +103,10 @@ void run_under_measure_allocator_policy(char **argv) {
   execv("/proc/self/exe", argv);
   std::cerr << "measurer_benchmark: cannot restart under the allocator policy; direct timings "
                "use glibc's defaults\n";
+  unsetenv("GLIBC_TUNABLES");
 }
+
+}  // namespace
 
 int main(int argc, char **argv) {
   run_under_measure_allocator_policy(argv);
@@ -195,8 +196,9 @@ int main(int argc, char **argv) {
             << "as many in-process (direct) timings; overhead = median isolated / median direct "
             << "- 1; spread = max / min - 1 of the isolated minima; direct spread the same of "
             << "the direct minima (one process, one compiled pipeline, the same buffers: what "
-            << "the machine itself drifts); both time with GLIBC_TUNABLES="
-            << std::getenv("GLIBC_TUNABLES") << "\n\n";
+            << "the machine itself drifts); direct times with GLIBC_TUNABLES="
+            << (std::getenv("GLIBC_TUNABLES") ? std::getenv("GLIBC_TUNABLES") : "(unset)")
+            << ", the measure child with " << kMeasureMallocTunables << "\n\n";
   table.print(std::cout);
   return 0;
 }
