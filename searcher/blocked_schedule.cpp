@@ -70,8 +70,8 @@ std::optional<StageTiling> tiled_blocks(const FuncNode &f, const RegisterBlock &
   StageTiling t = block_of(loops, stage.num_pure, bx, by);
   t.tile[0] = bx * largest_divisor_at_most(ex / bx, kTileBlocksInner);
   t.tile[1] = by * largest_divisor_at_most(ey / by, kTileBlocksRows);
-  // Only the outermost tile loop runs in parallel. (Written when the space refused
-  // computing inside fused loops; fused tile loops are not tried as seeds yet.)
+  // Only the outermost tile loop runs in parallel: nothing may be computed inside fused
+  // loops (a Halide 14 bounds bug, ScheduleState's inside_fused_loop rule).
   if (t.tile[0] >= ex && t.tile[1] >= ey) return std::nullopt;
   t.parallel_loops = 1;
   return t;

@@ -75,10 +75,13 @@ class ScheduleState {
   // Whether every use of Func f lies inside loop `at` (so f may be computed there).
   bool can_compute_at(int f, const LoopRef &at) const;
   // Why the next Func may not be computed at `at`, or nullptr when it may: an inner loop;
-  // a use outside `at`; or the Func's over-compute reads past an input
+  // a use outside `at`; `at` is or is inside a fused loop (Halide 14 infers wrong bounds
+  // there); or the Func's over-compute reads past an input
   // (FuncNode::overcompute_reads_past_inputs) and `at`'s stage, or a loop enclosing it,
   // has a partial last tile.
   const char *compute_at_refusal(const LoopRef &at) const;
+  // Whether `at` is, or is inside, a fused loop.
+  bool inside_fused_loop(const LoopRef &at) const;
   // Whether `at` is, or is inside, a parallel loop (root: false).
   bool inside_parallel_loop(const LoopRef &at) const;
   // The region of f one realization computes when computed at `at` (root: its root region).
