@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <random>
@@ -84,8 +85,24 @@ struct BuildContext {
   DatasetBuildSummary summary;
 };
 
+// A failed schedule is not a sample, but it is a bug to chase (a schedule the space should
+// not hold, or a measurer fault): it goes to a file of its own beside the dataset,
+// `<out>.failed/<pipeline id>.<k>.json`, which `protuner measure --schedule` takes as is.
+std::string keep_failed_schedule(const std::string &dataset, const std::string &pipeline_id,
+                                 size_t index, const std::string &schedule) {
+  const std::filesystem::path dir = dataset + ".failed";
+  const std::filesystem::path path =
+      dir / (pipeline_id + "." + std::to_string(index + 1) + ".json");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream out(path);
+  out << schedule << "\n";
+  if (ec || !out.flush()) throw IoError("cannot write the failed schedule to " + path.string());
+  return path.string();
+}
+
 void measure_schedule(BuildContext &ctx, const DatasetApp &app, const std::string &schedule,
-                      const std::string &label) {
+                      size_t index, const std::string &label) {
   MeasureRequest request;
   request.app = app.resolved;
   request.schedule.kind = ScheduleKind::kProtuner;
@@ -101,8 +118,10 @@ void measure_schedule(BuildContext &ctx, const DatasetApp &app, const std::strin
     outcome = "ok " + format_fixed(result.timing.min_ms, 3) + " ms";
   } else {
     ++ctx.summary.failed;
-    outcome = status_name(result.status);
-    spdlog::warn("{}: {}: {}", label, outcome, result.error.substr(0, result.error.find('\n')));
+    outcome = std::string(status_name(result.status)) + ", schedule kept in " +
+              keep_failed_schedule(ctx.options.out, app.pipeline_id, index, schedule);
+    spdlog::warn("{}: {}: {}", label, status_name(result.status),
+                 result.error.substr(0, result.error.find('\n')));
   }
   ctx.progress << label << ": " << outcome << " (stored " << ctx.summary.stored << ", skipped "
                << ctx.summary.skipped << ", failed " << ctx.summary.failed << ")" << std::endl;
@@ -127,7 +146,7 @@ void sample_app(BuildContext &ctx, const DatasetApp &app) {
       ++ctx.summary.skipped;
       continue;
     }
-    measure_schedule(ctx, app, schedules[k], label);
+    measure_schedule(ctx, app, schedules[k], k, label);
   }
 }
 

@@ -3,8 +3,9 @@
 // optional suite, K random complete schedules are drawn from the schedule space (the same
 // space and rollout the search uses), measured one at a time in isolation, and the ok ones
 // appended to a dataset file (searcher/cost/dataset.h). Failures are counted and logged,
-// never stored. A build is resumable: schedules are drawn from a generator seeded by the
-// pipeline, so a rerun draws the same ones and skips those already in the file.
+// never stored as samples; a failed schedule is kept in `<out>.failed/` to reproduce it. A
+// build is resumable: schedules are drawn from a generator seeded by the pipeline, so a
+// rerun draws the same ones and skips those already in the file.
 #pragma once
 
 #include <cstdint>

@@ -49,8 +49,9 @@ std::optional<StageTiling> blocked_tiling(const FuncNode &f, const StageNode &st
   StageTiling t = block_of(loops, stage.num_pure, bx, by);
   t.tile[0] = std::min(round_up(ex, bx), bx * kTileBlocksInner);
   t.tile[1] = std::min(round_up(ey, by), by * kTileBlocksRows);
-  // Every outer loop (the cache tiles) fused into one parallel loop.
+  // Every outer loop (the cache tiles) fused into one parallel loop, where it may fuse.
   t.parallel_loops = (t.tile[0] < ex ? 1 : 0) + (t.tile[1] < ey ? 1 : 0);
+  if (!f.may_fuse_parallel_loops()) t.parallel_loops = std::min(t.parallel_loops, 1);
   return t;
 }
 

@@ -47,20 +47,24 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
   std::vector<Loop> outer, middle, inner;
   for (int v = n - 1; v >= 0; --v) {
     const VarSplit &s = splits[v];
+    const bool split = s.split_outer || s.has_inner;
     if (s.has_outer) {
       outer.push_back({s.outer_name, LoopKind::kOuter, {v}, ceil_div(s.extent, s.tile)});
       outer.back().has_tail = s.has_tail();
+      outer.back().split = split;
     }
     if (s.has_middle) {
       const int64_t ext = s.has_outer ? ceil_div(s.tile, s.inner) : ceil_div(s.extent, s.inner);
       middle.push_back({s.middle_name, LoopKind::kMiddle, {v}, ext});
       middle.back().has_tail = s.has_tail();
+      middle.back().split = split;
     }
     if (s.has_inner) {
       Loop l{s.inner_name, LoopKind::kInner, {v}, s.inner};
       l.vectorized = v == 0;
       l.unrolled = v != 0;
       l.has_tail = s.has_tail();
+      l.split = split;
       inner.push_back(std::move(l));
     }
   }
@@ -76,6 +80,7 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
       fused.vars.push_back(outer[k].vars[0]);
       fused.extent *= outer[k].extent;
       fused.has_tail = fused.has_tail || outer[k].has_tail;
+      fused.split = fused.split || outer[k].split;
     }
     fused.parallel = true;
     loops.push_back(std::move(fused));

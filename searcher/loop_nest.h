@@ -46,6 +46,10 @@ struct Loop {
   bool vectorized = false;
   bool unrolled = false;
   bool has_tail = false;  // a variable it iterates has a partial last tile (VarSplit::has_tail)
+  // A variable it iterates is split (tiles of more than one point): a realization over a
+  // smaller region than the typical one (at a clamped edge, in a consumer's last tile)
+  // can leave a partial last tile even where has_tail is false.
+  bool split = false;
 };
 
 // The name a pure variable's loops are built from. Update stages rename their pure

@@ -287,14 +287,15 @@ bool contains(const Region &outer, const Region &inner) {
   return true;
 }
 
-// Sets FuncNode::widens and FuncNode::overcompute_reads_past_inputs, producers first: each
-// Func's region is widened on every side and the reads that follow it are compared with
-// the reads at its root region. Any widening shows an index that follows the Func's own;
-// clamped and data-dependent indices stay put.
+// Sets FuncNode::widens, overcompute_reads_past_inputs and region_from_clamps, producers
+// first: each Func's region is widened on every side and the reads that follow it are
+// compared with the reads at its root region. Any widening shows an index that follows
+// the Func's own; clamped and data-dependent indices stay put.
 void mark_overcompute_hazards(PipelineGraph &g) {
   constexpr int64_t kWidening = 64;
   const size_t n = g.funcs.size();
   std::vector<bool> reads_inputs_past(n, false);  // its own input reads grow
+  std::vector<bool> read_without_following(n, false);  // some reader's indices stay put
   for (size_t i = n; i-- > 0;) {
     FuncNode &f = g.funcs[i];
     f.widens.assign(n, false);
@@ -311,7 +312,10 @@ void mark_overcompute_hazards(PipelineGraph &g) {
       }
       for (const Footprint &fp : s.footprints) {
         const int p = g.find(fp.producer());
-        if (contains(g.funcs[p].root_region, fp.eval(widened, g.funcs[p].root_region))) continue;
+        if (contains(g.funcs[p].root_region, fp.eval(widened, g.funcs[p].root_region))) {
+          read_without_following[p] = true;
+          continue;
+        }
         f.widens[p] = true;
         for (size_t q = 0; q < n; ++q) f.widens[q] = f.widens[q] || g.funcs[p].widens[q];
       }
@@ -320,6 +324,13 @@ void mark_overcompute_hazards(PipelineGraph &g) {
     for (size_t q = 0; q < n; ++q) {
       f.overcompute_reads_past_inputs =
           f.overcompute_reads_past_inputs || (f.widens[q] && reads_inputs_past[q]);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {  // consumers first
+    FuncNode &f = g.funcs[i];
+    f.region_from_clamps = read_without_following[i];
+    for (int c : f.consumers) {
+      f.region_from_clamps = f.region_from_clamps || g.funcs[c].region_from_clamps;
     }
   }
 }

@@ -81,6 +81,24 @@ struct FuncNode {
   // tiles of Funcs that widen it (ScheduleState::compute_at_refusal).
   bool overcompute_reads_past_inputs = false;
 
+  // Whether its region comes, on some path from an output, through a read whose indices
+  // do not follow the reader's own (a clamp, a lookup, a constant index): Halide 14 then
+  // bounds it with min/max expressions whose extents it cannot prove positive.
+  bool region_from_clamps = false;
+
+  // Whether its stages may fuse outer loops into one parallel loop. Halide 14 bounds a
+  // variable fused over loop extents it cannot prove positive (regions from clamps)
+  // loosely: the outermost one by about the whole fused extent on both sides. The stage
+  // still computes the right points, but what it requires of its producers grows
+  // accordingly, and where that reaches an input buffer (overcompute_reads_past_inputs)
+  // the input's bounds check fails: random pipelines' copies of their clamped inputs
+  // (`input_im`, fused over x tiles, y tiles and channels) required channel -359 of 3. A
+  // matrix multiply's fused tiles, over the output's own extents, are bounded tightly.
+  // Such Funcs get their parallel tasks from their outermost tiled loop alone.
+  bool may_fuse_parallel_loops() const {
+    return !(overcompute_reads_past_inputs && region_from_clamps);
+  }
+
   // A Func can be inlined when it is not an output and has no update definitions.
   bool inlinable() const { return !is_output && stages.size() == 1; }
 };

@@ -147,7 +147,7 @@ ScheduleState schedule_from_json(const std::string &text,
     try {
       state.decide(Reader::decision(decisions[i], path));
     } catch (const std::invalid_argument &e) {
-      throw ConfigError(path + ": " + e.what());
+      throw IllegalScheduleError(path + ": " + e.what());
     }
   }
   return state;

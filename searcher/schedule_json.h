@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "common/errors.h"
 #include "searcher/schedule_state.h"
 
 namespace protuner {
@@ -24,9 +25,16 @@ constexpr int kScheduleFormatVersion = 1;
 // The state (complete or partial) as JSON text.
 std::string schedule_to_json(const ScheduleState &state);
 
+// A well-formed schedule of the right pipeline with a decision the state refuses: made by
+// an older build, before a rule that now excludes it (schedule_state.h), or by hand.
+class IllegalScheduleError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 // Rebuilds a state on `graph` from JSON text. Throws ConfigError naming what is wrong and
 // where: malformed JSON, another format or version, a schedule for a different pipeline,
-// or an illegal decision.
+// or (IllegalScheduleError) an illegal decision.
 ScheduleState schedule_from_json(const std::string &text,
                                  std::shared_ptr<const PipelineGraph> graph);
 

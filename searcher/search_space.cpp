@@ -76,42 +76,46 @@ int64_t max_tasks(int64_t e) {
   return e < 2 ? 1 : tasks_of(e, (e + k - 1) / k);
 }
 
-// Rule 2 applies to a stage whose pure variables can give `cores` tasks at all.
-bool can_fill_cores(const std::vector<int64_t> &extents, const SearchSpaceOptions &o) {
-  int64_t tasks = 1;
-  for (int64_t e : extents) tasks *= max_tasks(e);
-  return tasks >= o.cores;
-}
-
-// Whether tiling `t` of a stage is in the space for this placement: representable
-// parallelism, no nested parallelism, enough tasks for big root stages.
-bool tiling_allowed(const StageTiling &t, const std::vector<int64_t> &extents, bool inside_parallel,
-                    bool at_root, int64_t points, const SearchSpaceOptions &o) {
-  int outer = 0;
-  int64_t tasks = 1;
-  for (int v = static_cast<int>(extents.size()) - 1; v >= 0; --v) {
-    if (t.tile[v] >= extents[v]) continue;
-    ++outer;
-    if (outer <= t.parallel_loops) tasks *= tasks_of(extents[v], t.tile[v]);
-  }
-  if (t.parallel_loops > outer) return false;
-  if (!at_root && t.parallel_loops > 1) return false;  // see ScheduleState::check_decision
-  if (inside_parallel && t.parallel_loops > 0) return false;
-  if (at_root && points >= o.min_parallel_points && (t.parallel_loops == 0 || tasks < o.cores) &&
-      can_fill_cores(extents, o)) {
-    return false;
-  }
-  return true;
-}
-
 // What the steps of one stage of the pending decision depend on.
 struct StageContext {
   const std::vector<int64_t> &extents;  // per pure variable (the state's)
   int64_t points = 0;            // over all realizations
   bool at_root = false;
   bool inside_parallel = false;
+  bool may_fuse = true;  // FuncNode::may_fuse_parallel_loops
   int64_t lanes = 1;
 };
+
+// Rule 2 applies to a stage whose pure variables can give `cores` tasks at all: fused,
+// or, for a stage that may not fuse, in one loop.
+bool can_fill_cores(const StageContext &c, const SearchSpaceOptions &o) {
+  int64_t tasks = 1;
+  for (int64_t e : c.extents) {
+    tasks = c.may_fuse ? tasks * max_tasks(e) : std::max(tasks, max_tasks(e));
+  }
+  return tasks >= o.cores;
+}
+
+bool rule_2_applies(const StageContext &c, const SearchSpaceOptions &o) {
+  return c.at_root && c.points >= o.min_parallel_points && can_fill_cores(c, o);
+}
+
+// Whether tiling `t` of a stage is in the space for this placement: representable
+// parallelism, no nested parallelism, enough tasks for big root stages.
+bool tiling_allowed(const StageTiling &t, const StageContext &c, const SearchSpaceOptions &o) {
+  int outer = 0;
+  int64_t tasks = 1;
+  for (int v = static_cast<int>(c.extents.size()) - 1; v >= 0; --v) {
+    if (t.tile[v] >= c.extents[v]) continue;
+    ++outer;
+    if (outer <= t.parallel_loops) tasks *= tasks_of(c.extents[v], t.tile[v]);
+  }
+  if (t.parallel_loops > outer) return false;
+  // See ScheduleState::check_decision.
+  if ((!c.at_root || !c.may_fuse) && t.parallel_loops > 1) return false;
+  if (c.inside_parallel && t.parallel_loops > 0) return false;
+  return !(rule_2_applies(c, o) && (t.parallel_loops == 0 || tasks < o.cores));
+}
 
 StageContext stage_context(const ScheduleState &state, const SearchSpaceOptions &o) {
   const FuncNode &node = state.graph().funcs[state.num_decided()];
@@ -119,6 +123,7 @@ StageContext stage_context(const ScheduleState &state, const SearchSpaceOptions 
   c.points = state.pending_stage_points();
   c.at_root = state.pending().placement == Placement::kRoot;
   c.inside_parallel = state.pending_inside_parallel();
+  c.may_fuse = node.may_fuse_parallel_loops();
   int bits = 8;
   for (const std::string &t : node.value_types) bits = std::max(bits, value_type_bits(t));
   c.lanes = std::max(1, o.vector_bits / bits);
@@ -186,19 +191,43 @@ const VarPairs &var_pairs(uint64_t space, int v, int64_t e, int64_t lanes,
 }
 
 // Rule 2 looks ahead: a (tile, inner) choice is offered only if some completion of the
-// stage still has enough parallel tasks, so a rollout never walks into a dead end. Returns
-// the fewest tasks the chosen variable's own tiles must give (1: no constraint).
-int64_t tasks_needed(const ScheduleState &state, int stage, int var, const StageContext &c,
-                     const SearchSpaceOptions &o) {
-  if (!c.at_root || c.points < o.min_parallel_points || !can_fill_cores(c.extents, o)) return 1;
-  int64_t others = 1;  // variables already tiled, and the most the later ones can add
-  const FuncDecision &d = state.pending();
-  if (static_cast<int>(d.stages.size()) > stage) {
-    const StageTiling &t = d.stages[stage];
-    for (int u = 0; u < var; ++u) others *= tasks_of(c.extents[u], t.tile[u]);
+// stage still has enough parallel tasks, so a rollout never walks into a dead end.
+// Variables are tiled innermost first; the parallel loops are the outermost split ones.
+struct TileTaskRule {
+  int64_t split_needs = 1;  // the fewest tasks a split of the variable must give
+  bool whole_ok = true;     // whether leaving the variable unsplit is offered
+
+  bool allows(int64_t extent, int64_t tile) const {
+    return tile >= extent ? whole_ok : tasks_of(extent, tile) >= split_needs;
   }
-  for (size_t u = var + 1; u < c.extents.size(); ++u) others *= max_tasks(c.extents[u]);
-  return (o.cores + others - 1) / others;
+};
+
+TileTaskRule tile_task_rule(const ScheduleState &state, int stage, int var, const StageContext &c,
+                            const SearchSpaceOptions &o) {
+  if (!rule_2_applies(c, o)) return {};
+  const FuncDecision &d = state.pending();
+  const StageTiling *t = static_cast<int>(d.stages.size()) > stage ? &d.stages[stage] : nullptr;
+  const int64_t cores = o.cores;
+  if (c.may_fuse) {
+    // The outer loops fuse: tasks multiply over the variables tiled so far and the most
+    // the later ones can add.
+    int64_t others = 1;
+    for (int u = 0; t && u < var; ++u) others *= tasks_of(c.extents[u], t->tile[u]);
+    for (size_t u = var + 1; u < c.extents.size(); ++u) others *= max_tasks(c.extents[u]);
+    const int64_t needed = (cores + others - 1) / others;
+    return {needed, needed <= 1};
+  }
+  // One parallel loop: the outermost split variable alone must give the tasks. A later
+  // variable that can still do it leaves this one free; otherwise a split here must, and
+  // leaving it whole is fine only if the outermost split so far already does.
+  for (size_t u = var + 1; u < c.extents.size(); ++u) {
+    if (max_tasks(c.extents[u]) >= cores) return {};
+  }
+  int64_t outermost_so_far = 1;
+  for (int u = 0; t && u < var; ++u) {
+    if (t->tile[u] < c.extents[u]) outermost_so_far = tasks_of(c.extents[u], t->tile[u]);
+  }
+  return {cores, outermost_so_far >= cores};
 }
 
 int64_t block_points(const StageTiling &t, size_t vars) {
@@ -311,12 +340,12 @@ std::vector<Step> SearchSpace::place_steps(const ScheduleState &state) const {
 
 std::vector<Step> SearchSpace::tile_steps(const ScheduleState &state, int stage, int var) const {
   const StageContext c = stage_context(state, options_);
-  const int64_t needed = tasks_needed(state, stage, var, c, options_);
+  const TileTaskRule tasks = tile_task_rule(state, stage, var, c, options_);
   const int64_t widest = max_inner(state, stage, var, options_);
   const int64_t e = c.extents[var];
   std::vector<Step> out;
   var_pairs(id_, var, e, c.lanes, options_).for_each([&](int64_t tile, int64_t inner) {
-    if (tasks_of(e, tile) < needed || inner > widest) return;
+    if (!tasks.allows(e, tile) || inner > widest) return;
     Step s;
     s.kind = Step::Kind::kTile;
     s.tile = tile;
@@ -333,7 +362,7 @@ std::vector<Step> SearchSpace::parallel_steps(const ScheduleState &state, int st
   std::vector<Step> out;
   for (int par = 0; par <= static_cast<int>(c.extents.size()); ++par) {
     t.parallel_loops = par;
-    if (!tiling_allowed(t, c.extents, c.inside_parallel, c.at_root, c.points, options_)) continue;
+    if (!tiling_allowed(t, c, options_)) continue;
     Step s;
     s.kind = Step::Kind::kParallel;
     s.parallel_loops = par;
@@ -363,12 +392,12 @@ std::optional<Step> SearchSpace::random_child(const ScheduleState &state,
   if (next.kind == Step::Kind::kTile) {
     // The commonest step: count the offered pairs, then walk to the drawn one.
     const StageContext c = stage_context(state, options_);
-    const int64_t needed = tasks_needed(state, next.stage, next.var, c, options_);
+    const TileTaskRule tasks = tile_task_rule(state, next.stage, next.var, c, options_);
     const int64_t widest = max_inner(state, next.stage, next.var, options_);
     const int64_t e = c.extents[next.var];
     const VarPairs &pairs = var_pairs(id_, next.var, e, c.lanes, options_);
     auto offered = [&](int64_t tile, int64_t inner) {
-      return tasks_of(e, tile) >= needed && inner <= widest;
+      return tasks.allows(e, tile) && inner <= widest;
     };
     int64_t count = 0;
     pairs.for_each([&](int64_t tile, int64_t inner) { count += offered(tile, inner); });

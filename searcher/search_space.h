@@ -33,8 +33,9 @@ struct SearchSpaceOptions {
   int64_t max_inline_footprint = 32;
   // 2. A stage computed at root with at least this many points must run at least `cores`
   //    parallel tasks (too little parallelism for the machine otherwise), when its pure
-  //    variables can give that many: an update without pure variables (a histogram's
-  //    scatter over the image) runs serially.
+  //    variables can give that many (fused, or in one loop for a Func that may not fuse,
+  //    FuncNode::may_fuse_parallel_loops): an update without pure variables (a
+  //    histogram's scatter over the image) runs serially.
   int64_t min_parallel_points = 16384;
   // 3. No parallel loop inside a parallel loop (the outer one already fills the cores).
   // 5. Inlining is offered only if an innermost block (vector x unrolled tile) of every

@@ -60,6 +60,7 @@ class ScratchCleanup : public ::testing::Environment {
 std::string fresh_path(const std::string &name) {
   const fs::path p = scratch_dir() / name;
   fs::remove(p);
+  fs::remove_all(p.string() + ".failed");
   return p.string();
 }
 
@@ -416,6 +417,21 @@ TEST(DatasetBuild, StoresOnlyOkResultsAndResumesWithoutMeasuringTwice) {
     EXPECT_EQ(s.app.params.at("seed"), s.pipeline_id.substr(7));
     EXPECT_EQ(s.host_class.rfind("Fake CPU x2, ", 0), 0u) << s.host_class;
     EXPECT_EQ(s.stddev_ms, 1.0);
+  }
+  // Each failed schedule is kept, as schedule JSON, to reproduce the failure with.
+  std::vector<fs::path> kept;
+  for (const auto &entry : fs::directory_iterator(options.out + ".failed")) {
+    kept.push_back(entry.path());
+  }
+  ASSERT_EQ(kept.size(), 2u);
+  for (const auto &path : kept) {
+    EXPECT_TRUE(path.filename().string().rfind("random_", 0) == 0) << path;
+    std::ifstream in(path);
+    const nlohmann::json schedule = nlohmann::json::parse(in);
+    EXPECT_TRUE(schedule.is_object()) << path;
+    for (const DatasetSample &s : samples) {
+      EXPECT_NE(nlohmann::json::parse(s.schedule_json), schedule) << path;
+    }
   }
 
   FakeMeasurer all_ok(0);  // the rerun measures only what failed

@@ -4,6 +4,7 @@
 // are refused with errors naming the problem, and the evaluation metrics match numbers
 // worked out by hand. Tiny models and few epochs keep it well under a minute.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <Halide.h>
 
@@ -555,6 +556,17 @@ TEST(LearnedModelDataset, RefusesABadScheduleOrRuntimeNamingTheSample) {
   records = blur_records(&states);
   records[1].min_ms = 0;
   EXPECT_THROW(featurize_dataset(records), ConfigError);
+}
+
+TEST(LearnedModelDataset, SkipsASampleWhoseScheduleTheSpaceNowRefuses) {
+  std::vector<ScheduleState> states;
+  std::vector<DatasetSample> records = blur_records(&states);
+  nlohmann::json schedule = nlohmann::json::parse(records[2].schedule_json);
+  schedule["decisions"][0]["stages"][0]["parallel_loops"] = 99;  // well-formed, refused
+  records[2].schedule_json = schedule.dump();
+  const std::vector<TrainingSample> samples = featurize_dataset(records);
+  ASSERT_EQ(samples.size(), records.size() - 1);
+  for (const TrainingSample &s : samples) EXPECT_NE(s.runtime_s, records[2].min_ms * 1e-3);
 }
 
 TEST(LearnedModelDataset, LoadsSamplesOfSeveralFiles) {

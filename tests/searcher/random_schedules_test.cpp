@@ -105,6 +105,88 @@ TEST(RandomSchedules, PyramidComputesTheSameBits) {
   check_random_schedules([] { return testing::pyramid_pipeline(); }, 5);
 }
 
+// A copy of the input read at clamped indices: the shape of every generator's input
+// wrapper (`input_im`) under a boundary condition, as the random pipelines have it.
+Halide::Pipeline input_copy_pipeline(Halide::Func *copy_out = nullptr) {
+  using namespace Halide;
+  ImageParam in(Float(32), 3, "in");
+  Var x("x"), y("y"), c("c");
+  Func copy("copy"), out("out");
+  if (copy_out) *copy_out = copy;
+  copy(x, y, c) = in(x, y, c);
+  out(x, y, c) = copy(clamp(x, 0, in.width() - 1), clamp(y, 0, in.height() - 1),
+                      clamp(c, 0, in.channels() - 1)) * 0.5f;
+  in.set_estimates({{0, 96}, {0, 64}, {0, 3}});
+  out.set_estimates({{0, 96}, {0, 64}, {0, 3}});
+  return Pipeline(out);
+}
+
+TEST(RandomSchedules, ACopyOfTheInputAtClampedIndicesComputesTheSameBits) {
+  check_random_schedules([] { return input_copy_pipeline(); }, 8);
+}
+
+// Found by the dataset builder (random_90 and random_93 read channel -55 and -359 of 3):
+// Halide 14 bounds the outermost of fused loops over clamped regions loosely, and the
+// copy then requires the input far outside what it computes. The space never fuses the
+// loops of a Func whose over-computed region reaches an input.
+TEST(AppliedSchedules, FusedLoopsOfAnInputCopyAreNotOffered) {
+  using namespace Halide;
+  Func in_copy;
+  Pipeline fused = input_copy_pipeline(&in_copy);
+  Var x("x"), y("y"), c("c"), xt, xo, xm, xi, yt, yo, ym, yi, t, t2;
+  in_copy.compute_root()
+      .split(x, xt, xi, 32, TailStrategy::GuardWithIf)
+      .split(xt, xo, xm, 3, TailStrategy::GuardWithIf)
+      .split(y, yt, yi, 2, TailStrategy::GuardWithIf)
+      .split(yt, yo, ym, 6, TailStrategy::GuardWithIf)
+      .reorder(xi, yi, xm, ym, xo, yo, c)
+      .fuse(yo, c, t)
+      .fuse(xo, t, t2)
+      .parallel(t2);
+  try {
+    run(fused);
+    ADD_FAILURE() << "Halide 14 no longer reads the input out of bounds: the rule may go";
+  } catch (const Halide::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("is accessed at"), std::string::npos) << e.what();
+  }
+
+  Func copy;  // Halide names a second "copy" "copy$1"
+  Pipeline unscheduled = input_copy_pipeline(&copy);
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(unscheduled));
+  const int f = graph->find(copy.name());
+  ASSERT_GE(f, 0);
+  EXPECT_FALSE(graph->funcs[f].may_fuse_parallel_loops());
+  EXPECT_TRUE(graph->funcs[0].may_fuse_parallel_loops());  // the output reads it clamped
+  // A matrix multiply reads its inputs unclamped too, but over the output's own extents,
+  // which Halide bounds tightly when fused.
+  Pipeline matmul = testing::matmul_pipeline();
+  EXPECT_TRUE(analyze_pipeline(matmul).funcs[0].may_fuse_parallel_loops());
+  ScheduleState state(graph);
+  state.decide(fallback_decision(graph->funcs[0], SearchSpaceOptions{}));
+  ASSERT_EQ(state.num_decided(), f);
+  FuncDecision d;
+  d.placement = Placement::kRoot;
+  d.stages = {StageTiling{{96, 12, 1}, {32, 2, 1}, 3}};
+  EXPECT_NE(state.check_decision(d).find("no fused parallel loops"), std::string::npos);
+  d.stages[0].parallel_loops = 1;
+  EXPECT_EQ(state.check_decision(d), "");
+
+  // Random rollouts never fuse its loops, never walk into a dead end for it, and at root
+  // still run it in parallel (rule 2: 96 x 64 x 3 points), from one loop.
+  const SearchSpace space(SearchSpaceOptions::for_target(strict_host()));
+  std::mt19937_64 rng(9);
+  int at_root = 0;
+  for (int i = 0; i < 300; ++i) {
+    ScheduleState rollout(graph);
+    ASSERT_TRUE(space.random_rollout(rollout, rng)) << "rollout " << i;
+    const FuncDecision &copy_decision = rollout.decision(f);
+    if (copy_decision.placement != Placement::kRoot) continue;
+    ++at_root;
+    EXPECT_EQ(copy_decision.stages[0].parallel_loops, 1) << schedule_to_json(rollout);
+  }
+  EXPECT_GT(at_root, 20);
+}
+
 TEST(GuardedAllocations, ReportAStorePastTheEndWhenFreed) {
   Halide::Pipeline p = testing::blur_chain_pipeline();
   testing::GuardedAllocations::install(p);

@@ -1,5 +1,7 @@
 #include "searcher/cost/learned/dataset_loader.h"
 
+#include <spdlog/spdlog.h>
+
 #include <Halide.h>
 
 #include <filesystem>
@@ -38,6 +40,8 @@ struct Rebuilt {
 ScheduleState read_schedule(const DatasetSample &r, size_t index, const Rebuilt &app) {
   try {
     return schedule_from_json(r.schedule_json, app.graph);
+  } catch (const IllegalScheduleError &e) {
+    throw IllegalScheduleError(sample_name(r, index) + ": " + e.what());
   } catch (const ConfigError &e) {
     throw ConfigError(sample_name(r, index) + ": " + e.what());
   }
@@ -66,6 +70,8 @@ std::vector<TrainingSample> featurize_dataset(const std::vector<DatasetSample> &
   std::map<AppKey, Rebuilt> apps;
   std::vector<TrainingSample> out;
   out.reserve(records.size());
+  size_t outgrown = 0;
+  std::string first_outgrown;
   for (size_t i = 0; i < records.size(); ++i) {
     Rebuilt &app = apps[key_of(records[i].app)];
     if (!app.graph) {
@@ -74,7 +80,17 @@ std::vector<TrainingSample> featurize_dataset(const std::vector<DatasetSample> &
       app.graph = std::make_shared<const PipelineGraph>(analyze_pipeline(instance.pipeline()));
       app.featurizer = std::make_unique<Featurizer>(app.graph, machine);
     }
-    out.push_back(featurize_record(records[i], i, app));
+    try {
+      out.push_back(featurize_record(records[i], i, app));
+    } catch (const IllegalScheduleError &e) {
+      if (outgrown++ == 0) first_outgrown = e.what();
+    }
+  }
+  if (outgrown > 0) {
+    spdlog::warn(
+        "skipped {} of {} dataset samples whose schedules this build's schedule space refuses "
+        "(measured before a rule that now excludes them); the first: {}",
+        outgrown, records.size(), first_outgrown);
   }
   return out;
 }

@@ -14,9 +14,12 @@
 
 namespace protuner {
 
-// The in-memory form. Throws ConfigError naming the sample (pipeline id and index) whose
-// schedule does not apply or whose runtime is not positive, AppLoadError for an app that
-// cannot be rebuilt.
+// The in-memory form. A sample whose schedule this build's space refuses
+// (IllegalScheduleError: measured before a rule that now excludes it) is skipped with a
+// warning: its measurement stays in the file, and a build whose rules allow it again
+// trains on it. Throws ConfigError naming the sample (pipeline id and index) whose schedule
+// is malformed or for another pipeline or whose runtime is not positive, AppLoadError for
+// an app that cannot be rebuilt.
 std::vector<TrainingSample> featurize_dataset(const std::vector<DatasetSample> &records,
                                               const MachineModel &machine = {});
 
