@@ -172,19 +172,25 @@ int run_evaluate(const LearnedCommands::Args &a) {
   std::optional<LearnedNetwork> network;
   if (!analytic) network = LearnedNetwork::load(a.weights);
   const std::vector<TrainingSample> samples = load_data(a.data);
-  const EvaluationReport report = analytic          ? evaluate_analytic(samples)
-                                  : a.leave_one_out ? leave_one_out(*network, samples,
-                                                                    a.train_data.empty()
-                                                                        ? std::vector<TrainingSample>{}
-                                                                        : load_data(a.train_data),
-                                                                    a.trainer)
-                                                    : evaluate(*network, samples);
-  const std::string mode = analytic ? "analytic" : a.leave_one_out ? "leave-one-out-apps" : "weights";
+  EvaluationReport report;
+  if (analytic) {
+    report = evaluate_analytic(samples);
+  } else if (a.leave_one_out) {
+    const std::vector<TrainingSample> extra =
+        a.train_data.empty() ? std::vector<TrainingSample>{} : load_data(a.train_data);
+    report = leave_one_out(*network, samples, extra, a.trainer);
+  } else {
+    report = evaluate(*network, samples);
+  }
+  const std::string mode = analytic          ? "analytic"
+                           : a.leave_one_out ? "leave-one-out-apps"
+                                             : "weights";
   const std::string model = analytic ? "analytic" : model_kind_name(network->kind());
   if (a.json) {
     nlohmann::json apps = nlohmann::json::object();
     for (const auto &[app, m] : report.per_app) apps[app] = metrics_json(m);
-    std::cout << nlohmann::json{{"weights", analytic ? nlohmann::json() : nlohmann::json(a.weights)},
+    const nlohmann::json weights = analytic ? nlohmann::json() : nlohmann::json(a.weights);
+    std::cout << nlohmann::json{{"weights", weights},
                                 {"model", model},
                                 {"mode", mode},
                                 {"apps", apps},
@@ -205,7 +211,8 @@ void add_trainer_options(CLI::App &cmd, TrainerOptions &o) {
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--seed", o.seed, "seed of initialization, held-out split and batch order");
   cmd.add_option("--holdout-fraction", o.holdout_fraction,
-                 "share of the pipelines (of each one's samples, below five) held out for early stopping")
+                 "share of the pipelines (of each one's samples, below five) held out for "
+                 "early stopping")
       ->check(CLI::Range(0.0, 0.95));
   cmd.add_option("--learning-rate", o.learning_rate, "Adam learning rate")
       ->check(CLI::PositiveNumber);
@@ -233,7 +240,8 @@ LearnedCommands::LearnedCommands(CLI::App &cli) : args_(std::make_unique<Args>()
   add_trainer_options(*train_, a.trainer);
 
   evaluate_ = cli.add_subcommand("evaluate", "evaluate a learned cost model on measured schedules");
-  evaluate_->add_option("--weights", a.weights, "weights file of a learned model (protuner train --out)");
+  evaluate_->add_option("--weights", a.weights,
+                        "weights file of a learned model (protuner train --out)");
   evaluate_->add_option("--model", a.model, "analytic: evaluate the analytic model (no weights)")
       ->check(CLI::IsMember({"analytic"}));
   evaluate_->add_option("--data", a.data, "dataset files (JSON Lines), comma-separated")

@@ -128,7 +128,8 @@ TEST(RandomSchedules, ACopyOfTheInputAtClampedIndicesComputesTheSameBits) {
 // Found by the dataset builder (random_90 and random_93 read channel -55 and -359 of 3):
 // Halide 14 bounds the outermost of fused loops over clamped regions loosely, and the
 // copy then requires the input far outside what it computes. The space never fuses the
-// loops of a Func whose over-computed region reaches an input.
+// loops of a Func whose region comes through a clamp and whose over-compute reaches an
+// input.
 TEST(AppliedSchedules, FusedLoopsOfAnInputCopyAreNotOffered) {
   using namespace Halide;
   Func in_copy;
@@ -156,7 +157,7 @@ TEST(AppliedSchedules, FusedLoopsOfAnInputCopyAreNotOffered) {
   const int f = graph->find(copy.name());
   ASSERT_GE(f, 0);
   EXPECT_FALSE(graph->funcs[f].may_fuse_parallel_loops());
-  EXPECT_TRUE(graph->funcs[0].may_fuse_parallel_loops());  // the output reads it clamped
+  EXPECT_TRUE(graph->funcs[0].may_fuse_parallel_loops());  // the output: its own extents
   // A matrix multiply reads its inputs unclamped too, but over the output's own extents,
   // which Halide bounds tightly when fused.
   Pipeline matmul = testing::matmul_pipeline();

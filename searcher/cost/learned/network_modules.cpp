@@ -130,8 +130,9 @@ class GcnNetwork : public CostNetwork {
       e = torch::relu(norm_[k](convolve(linear_[k](e), b)));
       pooled.push_back(pool(e, b));
     }
-    const torch::Tensor base = analytic_prior_ ? torch::log(pool(b.analytic.unsqueeze(1), b).squeeze(1) + 1e-12)
-                                               : offset_;
+    const torch::Tensor base =
+        analytic_prior_ ? torch::log(pool(b.analytic.unsqueeze(1), b).squeeze(1) + 1e-12)
+                        : offset_;
     const torch::Tensor log_seconds = readout_(torch::cat(pooled, 1)).squeeze(1) + base;
     // The clamp keeps a wild untrained prediction finite (1e-13 s to 1e13 s).
     return torch::exp(torch::clamp(log_seconds, -30.0, 30.0));

@@ -13,7 +13,8 @@
 //
 // Training: Adam over batches of pipelines (all their training samples, in chunks), a
 // held-out share of the pipelines (of each pipeline's samples when there are fewer than
-// five) for early stopping, the best held-out parameters restored at the end. Seeded: the same data and options give the same model.
+// five) for early stopping, the best held-out parameters restored at the end. Seeded: the
+// same data and options give the same model.
 #pragma once
 
 #include <cstdint>
