@@ -49,11 +49,19 @@ void ScheduleState::commit(FuncDecision d) {
   decided_.push_back(std::move(entry));
 }
 
-namespace {
+const char *no_fused_parallel_loops_reason(const FuncNode &node, Placement placement) {
+  // FuncNode::may_fuse_parallel_loops says why.
+  if (!node.may_fuse_parallel_loops()) {
+    return "no fused parallel loops: Halide would bound them loosely and read its inputs out of "
+           "bounds";
+  }
+  // Halide 14 infers wrong bounds for a Func computed inside another loop nest whose own
+  // fused loops cover guarded splits: it reads far outside its inputs. Fuse at root only.
+  if (placement != Placement::kRoot) return "fused parallel loops only in Funcs computed at root";
+  return nullptr;
+}
 
-// FuncNode::may_fuse_parallel_loops says why.
-constexpr const char *kNoFusingPastInputs =
-    "no fused parallel loops: Halide would bound them loosely and read its inputs out of bounds";
+namespace {
 
 // Calls fn(g, s) for every non-inlined stage (Func g, stage s) that evaluates Func f,
 // looking through inlined consumers to where they are evaluated.
@@ -126,16 +134,9 @@ std::string ScheduleState::check_decision(const FuncDecision &d) const {
     }
   }
   for (size_t s = 0; s < d.stages.size(); ++s) {
-    if (d.stages[s].parallel_loops > 1 && !node.may_fuse_parallel_loops()) {
-      return "stage " + std::to_string(s) + ": " + kNoFusingPastInputs;
-    }
-  }
-  if (d.placement == Placement::kRoot) return "";
-  for (size_t s = 0; s < d.stages.size(); ++s) {
-    // Halide 14 infers wrong bounds for a Func computed inside another loop nest whose own
-    // fused loops cover guarded splits: it reads far outside its inputs. Fuse at root only.
-    if (d.stages[s].parallel_loops > 1) {
-      return "stage " + std::to_string(s) + ": fused parallel loops only in Funcs computed at root";
+    if (d.stages[s].parallel_loops < 2) continue;
+    if (const char *why = no_fused_parallel_loops_reason(node, d.placement)) {
+      return "stage " + std::to_string(s) + ": " + why;
     }
   }
   return check_placement(d);
@@ -425,13 +426,10 @@ std::string ScheduleState::check_step(const Step &step) const {
     case Step::Kind::kParallel: {
       const int n = graph_->funcs[num_decided()].stages[next.stage].num_pure;
       if (step.parallel_loops < 0 || step.parallel_loops > n) return "parallel_loops out of range";
-      if (pending_->decision.placement == Placement::kAt && step.parallel_loops > 1) {
-        return "fused parallel loops only in Funcs computed at root";
-      }
-      if (step.parallel_loops > 1 && !graph_->funcs[num_decided()].may_fuse_parallel_loops()) {
-        return kNoFusingPastInputs;
-      }
-      return "";
+      if (step.parallel_loops < 2) return "";
+      const char *why = no_fused_parallel_loops_reason(graph_->funcs[num_decided()],
+                                                       pending_->decision.placement);
+      return why ? why : "";
     }
   }
   return "unknown step";

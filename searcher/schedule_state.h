@@ -14,6 +14,11 @@
 
 namespace protuner {
 
+// Why a stage of `node` computed at `placement` may not fuse two or more outer loops into
+// one parallel loop, or nullptr when it may. The one rule behind ScheduleState's checks and
+// the tilings the search space offers.
+const char *no_fused_parallel_loops_reason(const FuncNode &node, Placement placement);
+
 class ScheduleState {
  public:
   explicit ScheduleState(std::shared_ptr<const PipelineGraph> graph);

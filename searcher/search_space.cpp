@@ -82,7 +82,7 @@ struct StageContext {
   int64_t points = 0;            // over all realizations
   bool at_root = false;
   bool inside_parallel = false;
-  bool may_fuse = true;  // FuncNode::may_fuse_parallel_loops
+  bool may_fuse = true;  // no_fused_parallel_loops_reason gives none
   int64_t lanes = 1;
 };
 
@@ -111,8 +111,7 @@ bool tiling_allowed(const StageTiling &t, const StageContext &c, const SearchSpa
     if (outer <= t.parallel_loops) tasks *= tasks_of(c.extents[v], t.tile[v]);
   }
   if (t.parallel_loops > outer) return false;
-  // See ScheduleState::check_decision.
-  if ((!c.at_root || !c.may_fuse) && t.parallel_loops > 1) return false;
+  if (!c.may_fuse && t.parallel_loops > 1) return false;
   if (c.inside_parallel && t.parallel_loops > 0) return false;
   return !(rule_2_applies(c, o) && (t.parallel_loops == 0 || tasks < o.cores));
 }
@@ -123,7 +122,7 @@ StageContext stage_context(const ScheduleState &state, const SearchSpaceOptions 
   c.points = state.pending_stage_points();
   c.at_root = state.pending().placement == Placement::kRoot;
   c.inside_parallel = state.pending_inside_parallel();
-  c.may_fuse = node.may_fuse_parallel_loops();
+  c.may_fuse = !no_fused_parallel_loops_reason(node, state.pending().placement);
   int bits = 8;
   for (const std::string &t : node.value_types) bits = std::max(bits, value_type_bits(t));
   c.lanes = std::max(1, o.vector_bits / bits);
