@@ -166,34 +166,41 @@ SearchContext context_for(const std::shared_ptr<const PipelineGraph> &graph,
   return ctx;
 }
 
-// A small space: two 2-D Funcs, a few steps with tens of children each.
+// A small space: two 2-D Funcs over 8 x 8 points and the input's clamped copy, a dozen
+// steps with 1 to 19 children each.
 Halide::Pipeline small_pipeline() {
   using namespace Halide;
   ImageParam in(Float(32), 2, "in");
   Var x("x"), y("y");
   Func f("f"), g("g");
-  f(x, y) = in(clamp(x, 0, 511), clamp(y, 0, 511)) * 2.0f;
+  f(x, y) = in(clamp(x, 0, 7), clamp(y, 0, 7)) * 2.0f;
   g(x, y) = f(x, y) + f(x + 1, y + 1);
-  in.set_estimates({{0, 512}, {0, 512}});
-  g.set_estimates({{0, 512}, {0, 512}});
+  in.set_estimates({{0, 8}, {0, 8}});
+  g.set_estimates({{0, 8}, {0, 8}});
   return Pipeline(g);
 }
 
+// Ten targets, so the test does not hang on one lucky draw of the space. Measured when
+// written (4 trees, seeds 1 to 40 as targets): 31 of 40 found at 100 iterations per
+// decision, all 40 at 300 and at 1,000. On the same landscape over 512 x 512 points
+// (25 to 54 children per step) MCTS found 12 of 20 at 300 and 14 of 20 at 1,000.
 TEST(MctsSearch, FindsTheKnownOptimumOfASyntheticLandscape) {
   const auto graph = graph_of(small_pipeline());
   const SearchSpace space = space_for_tests();
-  const ScheduleState target = random_complete(graph, space, 17);
   MctsOptions options;
   options.trees = 4;
-  MctsSearch search(options, "test");
   SearchBudget budget;
-  budget.iterations = 300;
-  const SearchResult r = search.run(context_for(graph, space, target, 2), budget);
-  ASSERT_TRUE(r.best.complete());
-  EXPECT_EQ(r.best_cost, 1.0);
-  EXPECT_EQ(schedule_to_json(r.best), schedule_to_json(target));
-  EXPECT_FALSE(r.trace.empty());
-  EXPECT_GT(r.rollouts, 0);
+  budget.iterations = 1000;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const ScheduleState target = random_complete(graph, space, seed);
+    MctsSearch search(options, "test");
+    const SearchResult r = search.run(context_for(graph, space, target, 2), budget);
+    ASSERT_TRUE(r.best.complete());
+    EXPECT_EQ(r.best_cost, 1.0) << "target " << seed;
+    EXPECT_EQ(schedule_to_json(r.best), schedule_to_json(target)) << "target " << seed;
+    EXPECT_FALSE(r.trace.empty());
+    EXPECT_GT(r.rollouts, 0);
+  }
 }
 
 TEST(MctsSearch, IterationBudgetsAndASeedMakeARunDeterministic) {
