@@ -4,7 +4,8 @@
 //   protuner-measure-child --cache-dir DIR
 //     stdin:  the request JSON (measure_json.h)
 //     fd 3:   status lines, in order: "phase load", "phase reference", "phase compile",
-//             "phase run" as each phase starts, then "result <result JSON>"
+//             "phase run" as each phase starts (a differing output adds "phase reference",
+//             "phase strict_check" and "phase run" again), then "result <result JSON>"
 //     stdout and stderr: free text (Halide's and the generator's chatter), captured by the
 //             parent; the tail goes into the error text of a failure
 //
@@ -30,16 +31,21 @@ constexpr const char *kPhaseLoad = "load";            // read request, build, sc
 constexpr const char *kPhaseReference = "reference";  // compile and run the root schedule
 constexpr const char *kPhaseCompile = "compile";      // JIT-compile the candidate
 constexpr const char *kPhaseRun = "run";              // run, check the output, time
+// Only for a candidate whose output differs: compile and run it with strict_float
+// (after its own "reference" phase when that reference is not on disk), then "run" again.
+constexpr const char *kPhaseStrictCheck = "strict_check";
 
 // Exit code of a child whose operator new failed (its new_handler exits with it): the
 // candidate ran out of memory under the address-space limit.
 constexpr int kExitOutOfMemory = 86;
 
-// The wall-clock limit of a phase. Loading counts as compilation; the reference is a
-// compile and a run of its own.
+// The wall-clock limit of a phase. Loading counts as compilation; the reference and the
+// strict_float check are each a compile and a run of their own.
 inline double phase_timeout_seconds(const std::string &phase, const MeasureSettings &s) {
   if (phase == kPhaseRun) return s.run_timeout_seconds;
-  if (phase == kPhaseReference) return s.compile_timeout_seconds + s.run_timeout_seconds;
+  if (phase == kPhaseReference || phase == kPhaseStrictCheck) {
+    return s.compile_timeout_seconds + s.run_timeout_seconds;
+  }
   return s.compile_timeout_seconds;
 }
 

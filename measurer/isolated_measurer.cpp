@@ -301,6 +301,7 @@ std::string phase_words(const std::string &phase) {
   if (phase == cp::kPhaseLoad) return "while loading and scheduling the pipeline";
   if (phase == cp::kPhaseReference) return "while computing the reference output";
   if (phase == cp::kPhaseCompile) return "while compiling";
+  if (phase == cp::kPhaseStrictCheck) return "while checking the output with strict_float";
   return "while running";
 }
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <new>
+#include <optional>
 
 #include "common/errors.h"
 #include "common/host_facts.h"
@@ -212,18 +213,59 @@ ReferenceOutput reference_for(const MeasureRequest &request, const Halide::Targe
   return ref;
 }
 
-void check_outputs(Halide::Pipeline &p, const Halide::Realization &got,
-                   const ReferenceOutput &reference) {
+// How the candidate's outputs differ from the reference beyond tolerance, or nullopt.
+std::optional<std::string> output_difference(Halide::Pipeline &p, const Halide::Realization &got,
+                                             const ReferenceOutput &reference) {
   if (got.size() != reference.buffers.size()) {
-    fail(MeasureStatus::kWrongOutput, "the candidate has " + std::to_string(got.size()) +
-                                          " outputs, the reference " +
-                                          std::to_string(reference.buffers.size()));
+    return "the candidate has " + std::to_string(got.size()) + " outputs, the reference " +
+           std::to_string(reference.buffers.size());
   }
   for (size_t i = 0; i < got.size(); ++i) {
     if (auto diff = compare_output(p.outputs()[i].name(), reference.buffers[i], got[i])) {
-      fail(MeasureStatus::kWrongOutput, *diff);
+      return diff;
     }
   }
+  return std::nullopt;
+}
+
+// The second opinion on a candidate whose output differs (output_check.h says why it is
+// needed): the candidate and the reference compiled with strict_float, where no schedule
+// may contract or reassociate float arithmetic, must agree within the same tolerance.
+// Returns when they do (the first difference came from float rounding alone); otherwise
+// fails with wrong_output and `difference`, the first check's finding.
+void confirm_under_strict_float(const MeasureRequest &request, const Halide::Target &target,
+                                const ChildMeasureOptions &options, int cores,
+                                const std::function<void(const char *)> &enter_phase,
+                                const std::string &difference) {
+  if (target.has_feature(Halide::Target::StrictFloat)) fail(MeasureStatus::kWrongOutput, difference);
+  const Halide::Target strict = target.with_feature(Halide::Target::StrictFloat);
+  std::optional<std::string> strict_difference;
+  try {
+    const ReferenceOutput reference = reference_for(request, strict, options, enter_phase);
+    enter_phase(cp::kPhaseStrictCheck);
+    AppInstance app = load_candidate(request, strict);
+    Halide::Pipeline &p = app.pipeline();
+    if (request.schedule.kind == ScheduleKind::kAutoscheduler) {
+      autoschedule(p, strict, request.schedule, cores);
+    }
+    compile(p, strict, "the candidate with strict_float");
+    try {
+      strict_difference = output_difference(p, run_once(p, strict, options.input_seed), reference);
+    } catch (const Failure &) {
+      throw;
+    } catch (const std::exception &e) {
+      fail_at_runtime("the candidate with strict_float", e);
+    }
+  } catch (const Failure &f) {
+    fail(MeasureStatus::kWrongOutput,
+         difference + " (the check with strict_float could not be made: " + f.error + ")");
+  }
+  if (strict_difference) {
+    fail(MeasureStatus::kWrongOutput,
+         difference + " (with strict_float too: " + *strict_difference + ")");
+  }
+  spdlog::info("the output differs only without strict_float ({}): float rounding, accepted",
+               difference);
 }
 
 // Fills `result` as it goes, so a failure keeps what was learned before it (the host,
@@ -251,7 +293,13 @@ void measure(const MeasureRequest &request, const ChildMeasureOptions &options,
   enter_phase(cp::kPhaseRun);
   try {
     Halide::Realization outputs = run_once(p, target, options.input_seed);
-    if (reference) check_outputs(p, outputs, *reference);
+    if (reference) {
+      if (std::optional<std::string> diff = output_difference(p, outputs, *reference)) {
+        confirm_under_strict_float(request, target, options, result.host.logical_cpus,
+                                   enter_phase, *diff);
+        enter_phase(cp::kPhaseRun);
+      }
+    }
     result.timing =
         time_runs([&] { p.realize(outputs, target); }, request.settings.timing);
   } catch (const Failure &) {

@@ -12,6 +12,7 @@
 #include "measurer/cache_key.h"
 #include "measurer/child_environment.h"
 #include "measurer/measure_json.h"
+#include "measurer/output_check.h"
 
 namespace protuner {
 
@@ -40,7 +41,8 @@ std::string measurement_key(const MeasureRequest &request, const std::string &re
   const nlohmann::json key = {{"request", req},
                               {"target", resolved_target},
                               {"host", nlohmann::json::parse(host_class)},
-                              {"allocator", kMeasureMallocTunables}};
+                              {"allocator", kMeasureMallocTunables},
+                              {"output_check", kOutputCheckPolicy}};
   return key.dump();
 }
 
