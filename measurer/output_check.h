@@ -37,7 +37,8 @@ namespace protuner {
 
 // Names the checking policy in result-cache keys (result_cache.h), so results judged by
 // an earlier policy are not served. Change it when the policy changes.
-constexpr const char *kOutputCheckPolicy = "tolerance of output_check.h; strict_float second opinion";
+constexpr const char *kOutputCheckPolicy =
+    "tolerance of output_check.h; strict_float second opinion";
 
 struct OutputTolerance {
   double float_relative = 1e-4;           // of |expected| at the point
