@@ -439,6 +439,8 @@ TEST(DatasetBuild, StoresOnlyOkResultsAndResumesWithoutMeasuringTwice) {
   EXPECT_EQ(all_ok.calls, 2);
   EXPECT_EQ(second.skipped, 4);
   EXPECT_EQ(read_dataset(options.out).size(), 6u);
+  // Both measured fine this time: their failure files are gone.
+  for (const auto &path : kept) EXPECT_FALSE(fs::exists(path)) << path;
 
   FakeMeasurer untouched(0);
   EXPECT_EQ(build_dataset(options, untouched, progress).skipped, 6);
