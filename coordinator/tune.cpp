@@ -407,6 +407,8 @@ SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm,
     // measured here.
     SearchContext ctx =
         context_for(app, search->needs_measurer() ? &measurer : nullptr, s, settings);
+    // Each run starts from the fastest schedule measured so far, seed or earlier run.
+    if (out.best) ctx.start_points.push_back(*out.best);
     const double run_offset = seconds_between(start, Clock::now());
     const auto report = [&](std::optional<double> run_best_seconds) {
       std::optional<double> best =

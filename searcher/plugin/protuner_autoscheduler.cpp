@@ -144,6 +144,7 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
       }
     }
   }
+  if (best_seed) ctx.start_points.push_back(*best_seed);
   const SearchResult found = search->run(ctx, budget);
   // The search's best unless a seed measured faster than it (measured here when the
   // search did not; a repeat is free).

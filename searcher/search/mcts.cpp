@@ -81,6 +81,12 @@ class Ensemble {
       const uint64_t seed = ctx.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(i) + 1;
       trees_.emplace_back(root_, *ctx.space, *models_[i % threads_], tree, seed);
     }
+    for (const ScheduleState &s : ctx.start_points) {
+      auto known = std::make_shared<const ScheduleState>(s);
+      const double cost = models_[0]->predict({known.get()}).at(0);
+      note_cost(known, cost);
+      for (MctsTree &t : trees_) t.add_known(known, cost);
+    }
   }
 
   SearchResult run() {

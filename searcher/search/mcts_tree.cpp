@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "searcher/search_space.h"
 
@@ -80,6 +81,44 @@ bool MctsTree::iterate() {
   const double cost = score(*complete);
   back_up(leaf, cost, std::make_shared<const ScheduleState>(std::move(*complete)));
   return true;
+}
+
+void MctsTree::add_known(std::shared_ptr<const ScheduleState> complete, double cost) {
+  if (!complete || !complete->complete()) {
+    throw std::invalid_argument("MCTS: a known schedule must be complete");
+  }
+  if (root_->state.num_decided() > 0 || root_->state.mid_decision()) {
+    throw std::invalid_argument("MCTS: known schedules go into a tree at the empty schedule");
+  }
+  Node *node = root_.get();
+  for (int f = 0; f < complete->num_decided() && !node->state.complete(); ++f) {
+    for (const Step &step : steps_of(complete->decision(f))) {
+      if (!node->listed) {
+        node->untried = space_->children(node->state);
+        node->listed = true;
+      }
+      Node *next = nullptr;
+      for (const auto &c : node->children) {
+        if (c->step == step) next = c.get();
+      }
+      if (!next) {
+        const auto it = std::find(node->untried.begin(), node->untried.end(), step);
+        // A step the space does not offer (or a full tree): the path ends here.
+        if (it == node->untried.end() || stats_.nodes >= options_.max_nodes) break;
+        node->untried.erase(it);
+        auto child = std::make_unique<Node>(node->state.with_step(step));
+        child->parent = node;
+        child->step = step;
+        node->children.push_back(std::move(child));
+        ++stats_.nodes;
+        next = node->children.back().get();
+      }
+      node = next;
+    }
+    if (node->state.num_decided() <= f) break;  // the path left the space inside Func f
+  }
+  if (node->state.complete() && !node->own_cost) node->own_cost = cost;
+  back_up(node, cost, complete);
 }
 
 // Descends by the tree policy to a node with untried steps and expands one of them,

@@ -64,6 +64,13 @@ class MctsTree {
   };
   std::optional<Decision> decide() const;
 
+  // Puts a complete schedule found elsewhere (a seed) into the tree as if a simulation had
+  // reached it: its path from the root is expanded as far as the space offers its steps,
+  // and `cost` is backed up from the deepest node on it, so root decisions follow it until
+  // the tree finds something cheaper. Throws std::invalid_argument unless `complete` is
+  // complete and the root is the empty schedule.
+  void add_known(std::shared_ptr<const ScheduleState> complete, double cost);
+
   // Moves the root to the child reached by `step`, keeping its subtree (and statistics)
   // when the tree has it, else starting fresh from `next_root` (the same state).
   void advance(const Step &step, const ScheduleState &next_root);

@@ -21,6 +21,13 @@ void check_search_inputs(const std::string &search, const SearchContext &ctx,
   if (needs_measurer && !ctx.measurer) {
     throw std::invalid_argument(search + " measures candidates and needs a measurer");
   }
+  for (size_t i = 0; i < ctx.start_points.size(); ++i) {
+    const ScheduleState &s = ctx.start_points[i];
+    if (s.graph_ptr() != ctx.graph || !s.complete()) {
+      throw std::invalid_argument(search + ": start point " + std::to_string(i) +
+                                  " is not a complete schedule of this pipeline");
+    }
+  }
 }
 
 }  // namespace protuner

@@ -76,6 +76,11 @@ struct SearchContext {
   // Threads the search may run (MCTS trees, beam scoring); 0: hardware concurrency.
   int threads = 0;
   std::function<void(const SearchProgress &)> on_progress;  // may be empty
+  // Complete schedules known to be good before the search (the fastest measured seed or
+  // earlier run of `protuner tune`). MCTS puts each into every tree as a first rollout
+  // (MctsTree::add_known), so its root decisions follow the best of them until a tree
+  // finds better, and it searches their neighbourhood; the other searches ignore them.
+  std::vector<ScheduleState> start_points;
 };
 
 struct SearchResult {
@@ -92,7 +97,8 @@ struct SearchResult {
 
 // Throws std::invalid_argument, naming `search`, for a context or budget no search can run
 // with: no graph, space or cost model, an empty pipeline, no limit, an iteration count below
-// 1, or no measurer when `needs_measurer`.
+// 1, no measurer when `needs_measurer`, or a start point that is not a complete schedule
+// of ctx.graph.
 void check_search_inputs(const std::string &search, const SearchContext &ctx,
                          const SearchBudget &budget, bool needs_measurer);
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <Halide.h>
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -166,17 +167,17 @@ SearchContext context_for(const std::shared_ptr<const PipelineGraph> &graph,
   return ctx;
 }
 
-// A small space: two 2-D Funcs over 8 x 8 points and the input's clamped copy, a dozen
-// steps with 1 to 19 children each.
-Halide::Pipeline small_pipeline() {
+// Two 2-D Funcs over n x n points and the input's clamped copy: a dozen steps, with 1 to
+// 19 children each at n = 8 (a small space) and 25 to 54 at n = 512.
+Halide::Pipeline small_pipeline(int n = 8) {
   using namespace Halide;
   ImageParam in(Float(32), 2, "in");
   Var x("x"), y("y");
   Func f("f"), g("g");
-  f(x, y) = in(clamp(x, 0, 7), clamp(y, 0, 7)) * 2.0f;
+  f(x, y) = in(clamp(x, 0, n - 1), clamp(y, 0, n - 1)) * 2.0f;
   g(x, y) = f(x, y) + f(x + 1, y + 1);
-  in.set_estimates({{0, 8}, {0, 8}});
-  g.set_estimates({{0, 8}, {0, 8}});
+  in.set_estimates({{0, n}, {0, n}});
+  g.set_estimates({{0, n}, {0, n}});
   return Pipeline(g);
 }
 
@@ -201,6 +202,93 @@ TEST(MctsSearch, FindsTheKnownOptimumOfASyntheticLandscape) {
     EXPECT_FALSE(r.trace.empty());
     EXPECT_GT(r.rollouts, 0);
   }
+}
+
+// `target` with one step taken otherwise: the first step with a choice from the first
+// tiling step of its last Func not inlined on. The steps after it follow the target's
+// where the space still offers them, else take the space's first offer.
+ScheduleState one_step_changed(const ScheduleState &target, const SearchSpace &space) {
+  std::vector<Step> path;
+  size_t change_from = 0;
+  for (int f = 0; f < target.num_decided(); ++f) {
+    const std::vector<Step> steps = steps_of(target.decision(f));
+    if (steps.size() > 1) change_from = path.size() + 1;
+    path.insert(path.end(), steps.begin(), steps.end());
+  }
+  ScheduleState s(target.graph_ptr());
+  bool changed = false;
+  for (size_t i = 0; !s.complete(); ++i) {
+    const std::vector<Step> offered = space.children(s);
+    const auto same = i < path.size() ? std::find(offered.begin(), offered.end(), path[i])
+                                      : offered.end();
+    if (!changed && i >= change_from && offered.size() > 1) {
+      s.take_step(same == offered.begin() ? offered[1] : offered[0]);
+      changed = true;
+    } else {
+      s.take_step(same == offered.end() ? offered.front() : *same);
+    }
+  }
+  return s;
+}
+
+TEST(MctsTree, AKnownScheduleIsTheBestUntilTheTreeFindsBetter) {
+  const auto graph = graph_of(small_pipeline(512));
+  const SearchSpace space = space_for_tests();
+  const ScheduleState target = random_complete(graph, space, 3);
+  DistanceModel model(target);
+  MctsTree tree(ScheduleState(graph), space, model, MctsTreeOptions{}, 5);
+  const auto near = std::make_shared<const ScheduleState>(one_step_changed(target, space));
+  const double near_cost = model.predict({near.get()})[0];
+  ASSERT_GT(near_cost, 1.0);
+  tree.add_known(near, near_cost);
+  EXPECT_EQ(tree.best_cost(), near_cost);
+  EXPECT_EQ(tree.root_stats().visits, 1);
+  // Its path is in the tree: the root decision follows it.
+  std::optional<MctsTree::Decision> d = tree.decide();
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->best_cost, near_cost);
+  EXPECT_EQ(d->step, steps_of(near->decision(0))[0]);
+  for (int i = 0; i < 300; ++i) tree.iterate();
+  EXPECT_LE(tree.best_cost(), near_cost);
+
+  // Only complete schedules, and only into a tree at the empty schedule.
+  EXPECT_THROW(tree.add_known(std::make_shared<const ScheduleState>(graph), 2.0),
+               std::invalid_argument);
+  tree.advance(d->step, d->next_root);
+  EXPECT_THROW(tree.add_known(near, near_cost), std::invalid_argument);
+}
+
+// On the wide landscape, where MCTS alone finds 12 of 20 targets at this budget, a start
+// point a step away from the target leads it there.
+TEST(MctsSearch, SearchesAroundAStartPoint) {
+  const auto graph = graph_of(small_pipeline(512));
+  const SearchSpace space = space_for_tests();
+  MctsOptions options;
+  options.trees = 4;
+  SearchBudget budget;
+  budget.iterations = 300;
+  {  // A start point must be a complete schedule of the pipeline searched.
+    SearchContext ctx = context_for(graph, space, random_complete(graph, space, 1), 1);
+    ctx.start_points = {ScheduleState(graph)};
+    EXPECT_THROW(MctsSearch(options, "test").run(ctx, budget), std::invalid_argument);
+    ctx.start_points = {random_complete(graph_of(small_pipeline(512)), space, 1)};
+    EXPECT_THROW(MctsSearch(options, "test").run(ctx, budget), std::invalid_argument);
+  }
+  int found = 0, found_without = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const ScheduleState target = random_complete(graph, space, seed);
+    SearchContext ctx = context_for(graph, space, target, 2);
+    found_without += MctsSearch(options, "test").run(ctx, budget).best_cost == 1.0;
+    ctx.start_points.push_back(one_step_changed(target, space));
+    const double start_cost = DistanceModel(target).predict({&ctx.start_points[0]})[0];
+    ASSERT_GT(start_cost, 1.0) << "target " << seed;
+    const SearchResult r = MctsSearch(options, "test").run(ctx, budget);
+    EXPECT_LE(r.best_cost, start_cost) << "target " << seed;  // never worse than the start
+    found += r.best_cost == 1.0;
+  }
+  // Measured when written: 18 of 20 with the start point, 12 without.
+  EXPECT_GE(found, 15);
+  EXPECT_GT(found, found_without);
 }
 
 TEST(MctsSearch, IterationBudgetsAndASeedMakeARunDeterministic) {
