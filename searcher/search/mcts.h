@@ -4,7 +4,11 @@
 // iterations in deterministic mode) every tree proposes its best child with its best
 // complete schedule; the next root is the proposal whose schedule the cost model predicts
 // fastest or, in the cost+real mode, that measures fastest; every tree continues from it,
-// keeping its subtree below it when it has one.
+// keeping its subtree below it when it has one. In cost+real mode the root follows the
+// fastest schedule measured so far (a start point, SearchContext::start_points, or a
+// measured proposal) while it extends the root, and leaves it only for a proposal that
+// measures faster: the model's cheapest proposals measured 2x to 8x slower than the best
+// seed on harris, unsharp and camera_pipe.
 //
 // Root decisions are steps of our MDP (schedule.h), several per Func, where ProTuner's
 // were whole Func decisions. The decision budget (e.g. 30 s) therefore applies per Func's

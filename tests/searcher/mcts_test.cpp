@@ -8,6 +8,8 @@
 #include <cmath>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "common/errors.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/schedule_json.h"
@@ -410,6 +412,51 @@ TEST(MctsSearch, CostPlusRealReturnsTheFastestMeasuredSchedule) {
     EXPECT_GE(*p.measured_seconds, *r.best_measured_seconds);
   }
   EXPECT_EQ(r.measurements, measurer.measurements());
+}
+
+// Measures like FakeMeasurer, but one schedule (the start point) runs fastest of all.
+class StartFastestMeasurer : public FakeMeasurer {
+ public:
+  explicit StartFastestMeasurer(std::string fastest_json) : fastest_(std::move(fastest_json)) {}
+  std::vector<std::optional<double>> measure(
+      const std::vector<const ScheduleState *> &batch) override {
+    std::vector<std::optional<double>> out = FakeMeasurer::measure(batch);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const std::string json = schedule_to_json(*batch[i]);
+      if (json == fastest_) out[i] = 1e-4;
+      measured.push_back(json);
+    }
+    return out;
+  }
+  std::vector<std::string> measured;
+
+ private:
+  std::string fastest_;
+};
+
+// cost+real with a start point that measures fastest, where the cost model prefers other
+// schedules: the root follows the start point's path, so the schedules measured at the
+// last decision differ from it in the last Func at most.
+TEST(MctsSearch, CostPlusRealFollowsTheFastestMeasuredSchedule) {
+  const auto graph = graph_of(testing::blur_chain_pipeline());
+  const SearchSpace space = space_for_tests();
+  SearchContext ctx = context_for(graph, space, random_complete(graph, space, 2), 2);
+  const ScheduleState start = random_complete(graph, space, 8);
+  ctx.start_points = {start};
+  StartFastestMeasurer measurer(schedule_to_json(start));
+  ctx.measurer = &measurer;
+  SearchBudget budget;
+  budget.iterations = 30;
+  const SearchResult r = make_search("mcts_cost+real_1s")->run(ctx, budget);
+  EXPECT_EQ(schedule_to_json(r.best), schedule_to_json(start));
+  ASSERT_GE(measurer.measured.size(), 2u);
+  EXPECT_EQ(measurer.measured.front(), schedule_to_json(start));  // measured first
+  const int n = graph->funcs.size();
+  const nlohmann::json start_json = nlohmann::json::parse(schedule_to_json(start));
+  const nlohmann::json last = nlohmann::json::parse(measurer.measured.back());
+  for (int f = 0; f + 1 < n; ++f) {
+    EXPECT_EQ(last["decisions"][f], start_json["decisions"][f]) << "Func " << f;
+  }
 }
 
 // One 1-D Func big enough that its loops must run in parallel: its one outer loop is the
