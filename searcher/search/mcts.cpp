@@ -89,10 +89,9 @@ class Ensemble {
       // cost+real: its measured time is what a proposal must beat (a repeat is free for
       // the measurers that measured it already).
       if (may_measure()) {
-        const Clock::time_point before = Clock::now();
-        const std::optional<double> seconds = ctx.measurer->measure({known.get()}).at(0);
-        measure_seconds_ += std::chrono::duration<double>(Clock::now() - before).count();
-        if (seconds) note_measured(known, cost, *seconds);
+        if (const std::optional<double> seconds = timed_measure(*known)) {
+          note_measured(known, cost, *seconds);
+        }
       }
     }
   }
@@ -218,9 +217,7 @@ class Ensemble {
     for (size_t i : picked) {
       if (out_of_time()) break;
       const MctsTree::Decision &p = proposals[i];
-      const Clock::time_point before = Clock::now();
-      const std::optional<double> seconds = ctx_.measurer->measure({p.best_complete.get()}).at(0);
-      measure_seconds_ += std::chrono::duration<double>(Clock::now() - before).count();
+      const std::optional<double> seconds = timed_measure(*p.best_complete);
       if (!seconds) continue;
       note_measured(p.best_complete, p.best_cost, *seconds);
       if (!fastest || *seconds < *fastest_seconds) {
@@ -237,6 +234,14 @@ class Ensemble {
     return (next_step_completes_func(root_) || func_completed_unmeasured_) && may_measure();
   }
 
+  // Measures one complete schedule, counting the time against max_measure_time_share.
+  std::optional<double> timed_measure(const ScheduleState &s) {
+    const Clock::time_point before = Clock::now();
+    const std::optional<double> seconds = ctx_.measurer->measure({&s}).at(0);
+    measure_seconds_ += std::chrono::duration<double>(Clock::now() - before).count();
+    return seconds;
+  }
+
   bool may_measure() const {
     if (!options_.measure || !ctx_.measurer || out_of_time()) return false;
     return measure_seconds_ <= options_.max_measure_time_share * elapsed();
@@ -247,10 +252,9 @@ class Ensemble {
   void measure_the_last_func() {
     if (!func_completed_unmeasured_ || !best_ || !may_measure()) return;
     func_completed_unmeasured_ = false;
-    const Clock::time_point before = Clock::now();
-    const std::optional<double> seconds = ctx_.measurer->measure({best_.get()}).at(0);
-    measure_seconds_ += std::chrono::duration<double>(Clock::now() - before).count();
-    if (seconds) note_measured(best_, best_cost_, *seconds);
+    if (const std::optional<double> seconds = timed_measure(*best_)) {
+      note_measured(best_, best_cost_, *seconds);
+    }
   }
 
   // cost+real: the next step of the fastest schedule measured so far, when it extends the

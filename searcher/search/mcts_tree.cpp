@@ -106,12 +106,7 @@ void MctsTree::add_known(std::shared_ptr<const ScheduleState> complete, double c
         // A step the space does not offer (or a full tree): the path ends here.
         if (it == node->untried.end() || stats_.nodes >= options_.max_nodes) break;
         node->untried.erase(it);
-        auto child = std::make_unique<Node>(node->state.with_step(step));
-        child->parent = node;
-        child->step = step;
-        node->children.push_back(std::move(child));
-        ++stats_.nodes;
-        next = node->children.back().get();
+        next = add_child(node, step);
       }
       node = next;
     }
@@ -141,12 +136,7 @@ MctsTree::Node *MctsTree::select_and_expand() {
       std::swap(node->untried[i], node->untried.back());
       const Step step = node->untried.back();
       node->untried.pop_back();
-      auto child = std::make_unique<Node>(node->state.with_step(step));
-      child->parent = node;
-      child->step = step;
-      node->children.push_back(std::move(child));
-      ++stats_.nodes;
-      return node->children.back().get();
+      return add_child(node, step);
     }
     Node *best = nullptr;
     double best_score = -std::numeric_limits<double>::infinity();
@@ -163,6 +153,15 @@ MctsTree::Node *MctsTree::select_and_expand() {
     node = best;
   }
   return node;
+}
+
+MctsTree::Node *MctsTree::add_child(Node *node, const Step &step) {
+  auto child = std::make_unique<Node>(node->state.with_step(step));
+  child->parent = node;
+  child->step = step;
+  node->children.push_back(std::move(child));
+  ++stats_.nodes;
+  return node->children.back().get();
 }
 
 // A node without children (every step pruned) can never complete; neither can a parent

@@ -95,6 +95,8 @@ class MctsTree {
 
  private:
   Node *select_and_expand();
+  // Expands `step` (already taken out of node->untried) as a new child of `node`.
+  Node *add_child(Node *node, const Step &step);
   std::optional<ScheduleState> simulate(const ScheduleState &from);
   bool random_simulation(ScheduleState &state);
   bool greedy_simulation(ScheduleState &state);
