@@ -49,6 +49,13 @@ int steps_for_func(const PipelineGraph &graph, int f) {
   return steps;
 }
 
+// cost+real builds this many variants of the incumbent per variant it may measure
+// (MctsOptions::measure_top_k) and measures those the model ranks cheapest: the trees'
+// ranking of an alternative includes their guesses for every later Func, the variant's
+// keeps the incumbent's. On the synthetic landscape of MctsSearch.CostPlusRealTakes-
+// AVariantThatMeasuresFaster, the target's decision ranked 7th of the trees' alternatives.
+constexpr size_t kVariantsBuiltPerMeasured = 4;
+
 // Whether the next step from `state` completes the next Func's decision.
 bool next_step_completes_func(const ScheduleState &state) {
   if (state.complete()) return false;
@@ -63,7 +70,12 @@ bool next_step_completes_func(const ScheduleState &state) {
 class Ensemble {
  public:
   Ensemble(const MctsOptions &options, const SearchContext &ctx, const SearchBudget &budget)
-      : options_(options), ctx_(ctx), budget_(budget), root_(ctx.graph), start_(Clock::now()) {
+      : options_(options),
+        ctx_(ctx),
+        budget_(budget),
+        root_(ctx.graph),
+        func_start_(ctx.graph),
+        start_(Clock::now()) {
     const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     threads_ = std::clamp(ctx.threads > 0 ? ctx.threads : hw, 1, options.trees);
     for (int t = 0; t < threads_; ++t) {
@@ -99,6 +111,11 @@ class Ensemble {
   SearchResult run() {
     while (!root_.complete() && !out_of_time()) {
       std::vector<Step> steps = ctx_.space->children(root_);
+      if (const std::optional<Step> step = incumbent_step()) {
+        follow_incumbent(*step, steps.size() > 1);
+        report_progress();
+        continue;
+      }
       if (steps.empty()) throw Error("MCTS: no complete schedule: a state on the way has no child");
       if (steps.size() == 1) {
         // A forced step that completes a Func leaves the measuring to the next decision.
@@ -106,17 +123,13 @@ class Ensemble {
         advance(steps[0], root_.with_step(steps[0]));
         continue;
       }
-      search_one_decision();
+      search_one_decision(decision_end(false));
       std::vector<MctsTree::Decision> proposals = collect_proposals();
       if (proposals.empty()) {
         throw Error("MCTS: no complete schedule found below the root (every path dead-ends)");
       }
       const size_t winner = choose(proposals);
-      if (const std::optional<Step> s = incumbent_step(steps)) {
-        advance(*s, root_.with_step(*s));
-      } else {
-        advance(proposals[winner].step, proposals[winner].next_root);
-      }
+      advance(proposals[winner].step, proposals[winner].next_root);
       report_progress();
     }
     return finish();
@@ -127,26 +140,31 @@ class Ensemble {
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   // How long this decision may search: the configured time per Func decision over its
-  // steps, shortened so every remaining step gets an equal share of what is left.
-  Clock::time_point decision_end() const {
+  // steps (or all of it for `whole_func`), shortened so every remaining step (Func) gets an
+  // equal share of what is left.
+  Clock::time_point decision_end(bool whole_func) const {
     const PipelineGraph &g = root_.graph();
     const int f = root_.num_decided();
-    double slice = options_.decision_seconds / steps_for_func(g, f);
+    double slice = options_.decision_seconds / (whole_func ? 1 : steps_for_func(g, f));
     if (budget_.deadline) {
-      int remaining = -steps_taken(root_);
-      for (int i = 0; i < f; ++i) remaining += static_cast<int>(steps_of(root_.decision(i)).size());
-      for (size_t i = f; i < g.funcs.size(); ++i) remaining += steps_for_func(g, static_cast<int>(i));
+      int remaining = static_cast<int>(g.funcs.size()) - f;
+      if (!whole_func) {
+        remaining = -steps_taken(root_);
+        for (int i = 0; i < f; ++i)
+          remaining += static_cast<int>(steps_of(root_.decision(i)).size());
+        for (size_t i = f; i < g.funcs.size(); ++i)
+          remaining += steps_for_func(g, static_cast<int>(i));
+      }
       const double left = std::chrono::duration<double>(*budget_.deadline - Clock::now()).count();
       slice = std::min(slice, std::max(0.0, left) / std::max(1, remaining));
     }
-    return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double>(slice));
+    return Clock::now() +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(slice));
   }
 
-  // Runs every tree for this decision's budget, trees spread over the threads. Each tree
-  // gets at least one iteration; with an iteration budget each gets exactly that many.
-  void search_one_decision() {
-    const Clock::time_point end = decision_end();
+  // Runs every tree until `end`, trees spread over the threads. Each tree gets at least
+  // one iteration; with an iteration budget each gets exactly that many.
+  void search_one_decision(Clock::time_point end) {
     std::vector<std::thread> workers;
     std::exception_ptr failure;
     std::mutex failure_mutex;
@@ -244,6 +262,8 @@ class Ensemble {
 
   bool may_measure() const {
     if (!options_.measure || !ctx_.measurer || out_of_time()) return false;
+    // An iteration budget measures everything it proposes, so a seeded run is repeatable.
+    if (budget_.iterations) return true;
     return measure_seconds_ <= options_.max_measure_time_share * elapsed();
   }
 
@@ -257,12 +277,12 @@ class Ensemble {
     }
   }
 
-  // cost+real: the next step of the fastest schedule measured so far, when it extends the
-  // root and the space offers that step. The root follows it, and leaves it only for a
-  // proposal that measures faster (which then is the fastest): the cost model ranks
-  // schedules it has not seen measured poorly (on harris, unsharp and camera_pipe, every
-  // proposal measured after leaving the best seed ran 2x to 8x slower than it).
-  std::optional<Step> incumbent_step(const std::vector<Step> &offered) const {
+  // cost+real: the next step of the fastest schedule measured so far (the incumbent), when
+  // it extends the root. The root follows it: the cost model ranks schedules it has not
+  // seen measured poorly (on harris, unsharp and camera_pipe, every proposal measured
+  // after leaving the best seed ran 2x to 8x slower than it). The step need only be legal:
+  // seeds are built outside the space's pruning (seed_schedules.h).
+  std::optional<Step> incumbent_step() const {
     if (!options_.measure || !best_measured_) return std::nullopt;
     std::vector<Step> steps;
     for (int f = 0; f < best_measured_->num_decided(); ++f) {
@@ -272,13 +292,89 @@ class Ensemble {
       return std::nullopt;
     }
     const Step &next = steps[path_.size()];
-    if (std::find(offered.begin(), offered.end(), next) == offered.end()) return std::nullopt;
+    if (!root_.check_step(next).empty()) return std::nullopt;
     return next;
+  }
+
+  // One root step along the incumbent, `step`. At the first step of a Func's decision
+  // where the space offers a choice, the trees search for the whole decision's time, and
+  // then the incumbent with this Func decided as the trees would decide it (every other
+  // Func kept) is measured, a few alternatives, cheapest predicted first; a faster one
+  // becomes the incumbent. One Func changes at a time, so a measurement judges that Func's
+  // decision, not the model's guesses for every later Func too. At later steps of the Func
+  // the root follows without searching.
+  void follow_incumbent(Step step, bool choice) {
+    if (choice && varied_func_ != root_.num_decided()) {
+      varied_func_ = root_.num_decided();
+      search_one_decision(decision_end(true));
+      measure_variants_of_incumbent();
+      step = *incumbent_step();  // a variant shares the root's path
+    }
+    advance(step, root_.with_step(step));
+  }
+
+  void measure_variants_of_incumbent() {
+    const int f = root_.num_decided();
+    // The trees' alternatives with a decision for Func f other than the incumbent's, one
+    // per decision, cheapest predicted (as the trees completed them) first.
+    std::vector<MctsTree::Decision> alternatives;
+    for (const MctsTree &tree : trees_) {
+      for (MctsTree::Decision &d : tree.alternatives()) alternatives.push_back(std::move(d));
+    }
+    std::stable_sort(alternatives.begin(), alternatives.end(),
+                     [](const auto &a, const auto &b) { return a.best_cost < b.best_cost; });
+    // The variants of the cheapest few, ranked by the model in the incumbent's context
+    // (building one walks every later Func's steps, so not all of them).
+    std::vector<FuncDecision> seen{best_measured_->decision(f)};
+    std::vector<std::shared_ptr<const ScheduleState>> variants;
+    for (const MctsTree::Decision &d : alternatives) {
+      if (seen.size() > kVariantsBuiltPerMeasured * static_cast<size_t>(options_.measure_top_k))
+        break;
+      const FuncDecision &decision = d.best_complete->decision(f);
+      if (std::find(seen.begin(), seen.end(), decision) != seen.end()) continue;
+      seen.push_back(decision);
+      if (auto v = incumbent_with(f, *d.best_complete)) variants.push_back(std::move(v));
+    }
+    if (variants.empty()) return;
+    std::vector<const ScheduleState *> batch;
+    for (const auto &v : variants) batch.push_back(v.get());
+    const std::vector<double> costs = models_[0]->predict(batch);
+    std::vector<size_t> order(variants.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return costs[a] < costs[b]; });
+    order.resize(std::min(order.size(), static_cast<size_t>(options_.measure_top_k)));
+    for (size_t i : order) {
+      if (!may_measure()) break;
+      note_cost(variants[i], costs[i]);
+      if (const std::optional<double> seconds = timed_measure(*variants[i])) {
+        note_measured(variants[i], costs[i], *seconds);
+      }
+    }
+  }
+
+  // The incumbent with Func f (the root's next) decided as in `alternative` instead. A later
+  // Func whose incumbent decision is no longer legal after the change (it was computed
+  // inside a loop that is gone) is decided as in `alternative`; null when neither is legal.
+  std::shared_ptr<const ScheduleState> incumbent_with(int f,
+                                                      const ScheduleState &alternative) const {
+    ScheduleState s = func_start_;
+    for (int g = f; g < static_cast<int>(s.graph().funcs.size()); ++g) {
+      if (g > f && s.check_decision(best_measured_->decision(g)).empty()) {
+        s.decide(best_measured_->decision(g));
+      } else if (s.check_decision(alternative.decision(g)).empty()) {
+        s.decide(alternative.decision(g));
+      } else {
+        return nullptr;
+      }
+    }
+    return std::make_shared<const ScheduleState>(std::move(s));
   }
 
   void advance(const Step &step, const ScheduleState &next_root) {
     path_.push_back(step);
     root_ = next_root;
+    if (!root_.mid_decision()) func_start_ = root_;
     for (MctsTree &tree : trees_) tree.advance(step, next_root);
   }
 
@@ -352,7 +448,9 @@ class Ensemble {
   const SearchContext &ctx_;
   const SearchBudget &budget_;
   ScheduleState root_;
-  std::vector<Step> path_;  // the steps from the empty schedule to root_
+  ScheduleState func_start_;  // root_ before the first step of its Func's decision
+  std::vector<Step> path_;    // the steps from the empty schedule to root_
+  int varied_func_ = -1;      // the last Func whose variants of the incumbent were measured
   Clock::time_point start_;
   int threads_ = 1;
   std::vector<std::unique_ptr<CostModel>> models_;  // one per thread

@@ -4,11 +4,16 @@
 // iterations in deterministic mode) every tree proposes its best child with its best
 // complete schedule; the next root is the proposal whose schedule the cost model predicts
 // fastest or, in the cost+real mode, that measures fastest; every tree continues from it,
-// keeping its subtree below it when it has one. In cost+real mode the root follows the
-// fastest schedule measured so far (a start point, SearchContext::start_points, or a
-// measured proposal) while it extends the root, and leaves it only for a proposal that
-// measures faster: the model's cheapest proposals measured 2x to 8x slower than the best
-// seed on harris, unsharp and camera_pipe.
+// keeping its subtree below it when it has one.
+//
+// In cost+real mode, once a schedule is measured (a start point, SearchContext::start_points,
+// or a measured proposal), the root follows the fastest measured so far, the incumbent:
+// the model's cheapest proposals measured 2x to 8x slower than the best seed on harris,
+// unsharp and camera_pipe. At the start of each Func's decision the trees search for the
+// whole decision's time; then the incumbent with only that Func decided as the trees'
+// alternatives would decide it is measured (the few cheapest predicted, measure_top_k),
+// and a faster one becomes the incumbent. So measurements judge one Func's decision at a
+// time, in the context of the fastest schedule known, which the root then takes.
 //
 // Root decisions are steps of our MDP (schedule.h), several per Func, where ProTuner's
 // were whole Func decisions. The decision budget (e.g. 30 s) therefore applies per Func's
@@ -36,14 +41,19 @@ struct MctsOptions {
   double decision_seconds = 30;
   // cost+real: choose the next root by measuring the proposals' complete schedules.
   bool measure = false;
-  // cost+real: at most this many distinct proposals are measured per decision, cheapest
-  // predicted first (ProTuner forked 16 compiles at once; our measurer is serial and has
-  // 2 cores, so measuring all 16 at every decision would eat the whole budget).
+  // cost+real: at most this many distinct proposals (or variants of the incumbent) are
+  // measured per decision, cheapest predicted first (ProTuner forked 16 compiles at once;
+  // our measurer is serial and has 2 cores, so measuring all 16 at every decision would
+  // eat the whole budget).
   int measure_top_k = 4;
   // cost+real: measurement may take at most this share of the elapsed time; beyond it,
-  // decisions fall back to the cost model until the search catches up.
-  double max_measure_time_share = 0.5;
-  int greedy_samples = 8;              // see MctsTreeOptions
+  // decisions fall back to the cost model (or the incumbent) until the search catches up.
+  // Time budgets only: with an iteration budget every proposal is measured, so a seeded
+  // run is repeatable.
+  // A compile and run takes seconds, a search per Func one (mcts_cost+real_1s): a high
+  // share lets measurement, which decides, take most of the time.
+  double max_measure_time_share = 0.8;
+  int greedy_samples = 8;               // see MctsTreeOptions
   int64_t max_nodes_per_tree = 200000;  // see MctsTreeOptions
 };
 

@@ -142,8 +142,8 @@ MctsTree::Node *MctsTree::select_and_expand() {
     double best_score = -std::numeric_limits<double>::infinity();
     for (const auto &c : node->children) {
       if (c->exhausted) continue;
-      const double s = ucb_score(options_.formula, options_.cp, c->stats, node->stats.visits,
-                                 root_->best_cost);
+      const double s =
+          ucb_score(options_.formula, options_.cp, c->stats, node->stats.visits, root_->best_cost);
       if (!best || s > best_score) {
         best = c.get();
         best_score = s;
@@ -246,18 +246,26 @@ void MctsTree::back_up(Node *leaf, double cost,
   }
 }
 
-std::optional<MctsTree::Decision> MctsTree::decide() const {
-  const Node *best = nullptr;
-  auto average = [](const Node *n) { return n->stats.sum_cost / n->stats.visits; };
+std::vector<MctsTree::Decision> MctsTree::alternatives() const {
+  std::vector<Decision> out;
   for (const auto &c : root_->children) {
     if (c->stats.visits == 0 || !c->best_complete) continue;
-    if (!best || c->best_cost < best->best_cost ||
-        (c->best_cost == best->best_cost && average(c.get()) < average(best))) {
-      best = c.get();
-    }
+    out.push_back(
+        {c->step, c->state, c->best_cost, c->stats.sum_cost / c->stats.visits, c->best_complete});
   }
-  if (!best) return std::nullopt;
-  return Decision{best->step, best->state, best->best_cost, average(best), best->best_complete};
+  return out;
+}
+
+std::optional<MctsTree::Decision> MctsTree::decide() const {
+  std::vector<Decision> all = alternatives();
+  // min_element keeps the first of equals: the first expanded.
+  const auto best =
+      std::min_element(all.begin(), all.end(), [](const Decision &a, const Decision &b) {
+        if (a.best_cost != b.best_cost) return a.best_cost < b.best_cost;
+        return a.average_cost < b.average_cost;
+      });
+  if (best == all.end()) return std::nullopt;
+  return std::move(*best);
 }
 
 void MctsTree::advance(const Step &step, const ScheduleState &next_root) {

@@ -41,8 +41,8 @@ class MctsTree {
  public:
   // The tree scores complete schedules with `model`, which the caller owns and which must
   // outlive the tree (trees on one thread may share a model: it is never used concurrently).
-  MctsTree(ScheduleState root, const SearchSpace &space, CostModel &model,
-           MctsTreeOptions options, uint64_t seed);
+  MctsTree(ScheduleState root, const SearchSpace &space, CostModel &model, MctsTreeOptions options,
+           uint64_t seed);
   ~MctsTree();
   MctsTree(MctsTree &&) noexcept;
   MctsTree &operator=(MctsTree &&) noexcept;
@@ -63,6 +63,9 @@ class MctsTree {
     std::shared_ptr<const ScheduleState> best_complete;
   };
   std::optional<Decision> decide() const;
+  // Every root child simulated at least once, in expansion order, with its best cost and
+  // complete schedule: what the root decision weighs.
+  std::vector<Decision> alternatives() const;
 
   // Puts a complete schedule found elsewhere (a seed) into the tree as if a simulation had
   // reached it: its path from the root is expanded as far as the space offers its steps,

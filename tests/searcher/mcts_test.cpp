@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -17,8 +18,8 @@
 #include "searcher/search/mcts_tree.h"
 #include "searcher/search/search_registry.h"
 #include "searcher/search_space.h"
-#include "tests/searcher/test_pipelines.h"
 #include "tests/searcher/search_fixtures.h"
+#include "tests/searcher/test_pipelines.h"
 
 namespace protuner {
 namespace {
@@ -221,8 +222,8 @@ ScheduleState one_step_changed(const ScheduleState &target, const SearchSpace &s
   bool changed = false;
   for (size_t i = 0; !s.complete(); ++i) {
     const std::vector<Step> offered = space.children(s);
-    const auto same = i < path.size() ? std::find(offered.begin(), offered.end(), path[i])
-                                      : offered.end();
+    const auto same =
+        i < path.size() ? std::find(offered.begin(), offered.end(), path[i]) : offered.end();
     if (!changed && i >= change_from && offered.size() > 1) {
       s.take_step(same == offered.begin() ? offered[1] : offered[0]);
       changed = true;
@@ -434,10 +435,19 @@ class StartFastestMeasurer : public FakeMeasurer {
   std::string fastest_;
 };
 
+// Decides the next Func of `s` by `d` if that is legal (the rule by which cost+real builds a
+// variant of the incumbent).
+bool decide_if_legal(ScheduleState &s, const FuncDecision &d) {
+  if (!s.check_decision(d).empty()) return false;
+  s.decide(d);
+  return true;
+}
+
 // cost+real with a start point that measures fastest, where the cost model prefers other
-// schedules: the root follows the start point's path, so the schedules measured at the
-// last decision differ from it in the last Func at most.
-TEST(MctsSearch, CostPlusRealFollowsTheFastestMeasuredSchedule) {
+// schedules: the root follows the start point, and every other schedule measured is a
+// variant of it that changes one Func's decision (and a later Func's only where the start's
+// decision for it is no longer legal after the change).
+TEST(MctsSearch, CostPlusRealMeasuresOneFuncVariantsOfTheFastestMeasuredSchedule) {
   const auto graph = graph_of(testing::blur_chain_pipeline());
   const SearchSpace space = space_for_tests();
   SearchContext ctx = context_for(graph, space, random_complete(graph, space, 2), 2);
@@ -449,14 +459,81 @@ TEST(MctsSearch, CostPlusRealFollowsTheFastestMeasuredSchedule) {
   budget.iterations = 30;
   const SearchResult r = make_search("mcts_cost+real_1s")->run(ctx, budget);
   EXPECT_EQ(schedule_to_json(r.best), schedule_to_json(start));
-  ASSERT_GE(measurer.measured.size(), 2u);
+  ASSERT_GE(measurer.measured.size(), 3u);
   EXPECT_EQ(measurer.measured.front(), schedule_to_json(start));  // measured first
-  const int n = graph->funcs.size();
-  const nlohmann::json start_json = nlohmann::json::parse(schedule_to_json(start));
-  const nlohmann::json last = nlohmann::json::parse(measurer.measured.back());
-  for (int f = 0; f + 1 < n; ++f) {
-    EXPECT_EQ(last["decisions"][f], start_json["decisions"][f]) << "Func " << f;
+  const int n = static_cast<int>(graph->funcs.size());
+  std::set<int> changed_funcs;
+  for (size_t i = 1; i < measurer.measured.size(); ++i) {
+    const ScheduleState v = schedule_from_json(measurer.measured[i], graph);
+    int f = 0;
+    while (f < n && v.decision(f) == start.decision(f)) ++f;
+    ASSERT_LT(f, n) << "the start measured twice";
+    changed_funcs.insert(f);
+    ScheduleState s(graph);
+    for (int g = 0; g <= f; ++g) ASSERT_TRUE(decide_if_legal(s, v.decision(g)));
+    for (int g = f + 1; g < n; ++g) {
+      ScheduleState kept = s;
+      if (decide_if_legal(kept, start.decision(g))) {
+        EXPECT_EQ(v.decision(g), start.decision(g)) << "variant " << i << ", Func " << g;
+      }
+      ASSERT_TRUE(decide_if_legal(s, v.decision(g)));
+    }
   }
+  EXPECT_GE(changed_funcs.size(), 2u) << "variants of one Func only";
+}
+
+// Measures a schedule by its distance to a target (DistanceModel), so the target is fastest.
+class DistanceMeasurer : public CandidateMeasurer {
+ public:
+  explicit DistanceMeasurer(ScheduleState target) : distance_(std::move(target)) {}
+  std::vector<std::optional<double>> measure(
+      const std::vector<const ScheduleState *> &batch) override {
+    count_ += static_cast<int64_t>(batch.size());
+    std::vector<std::optional<double>> out;
+    for (double d : distance_.predict(batch)) out.push_back(1e-3 * d);
+    return out;
+  }
+  int64_t measurements() const override { return count_; }
+
+ private:
+  DistanceModel distance_;
+  int64_t count_ = 0;
+};
+
+// The start point is the target with its first Func decided otherwise: the variant that
+// decides that Func as the target does measures fastest, and the search returns it.
+TEST(MctsSearch, CostPlusRealTakesAVariantThatMeasuresFaster) {
+  const auto graph = graph_of(small_pipeline());
+  const SearchSpace space = space_for_tests();
+  int tested = 0;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const ScheduleState target = random_complete(graph, space, seed);
+    // A start that differs from the target in Func 0 only.
+    std::optional<ScheduleState> start;
+    for (uint64_t other = 100; other < 200 && !start; ++other) {
+      const ScheduleState o = random_complete(graph, space, other);
+      if (o.decision(0) == target.decision(0)) continue;
+      ScheduleState s(graph);
+      bool ok = decide_if_legal(s, o.decision(0));
+      for (size_t g = 1; ok && g < graph->funcs.size(); ++g) {
+        ok = decide_if_legal(s, target.decision(static_cast<int>(g)));
+      }
+      if (ok) start = s;
+    }
+    if (!start) continue;
+    ++tested;
+    SearchContext ctx = context_for(graph, space, target, 2);
+    ctx.start_points = {*start};
+    DistanceMeasurer measurer(target);
+    ctx.measurer = &measurer;
+    SearchBudget budget;
+    budget.iterations = 300;
+    const SearchResult r = make_search("mcts_cost+real_1s")->run(ctx, budget);
+    EXPECT_EQ(schedule_to_json(r.best), schedule_to_json(target)) << "target seed " << seed;
+    ASSERT_TRUE(r.best_measured_seconds.has_value());
+    EXPECT_DOUBLE_EQ(*r.best_measured_seconds, 1e-3);
+  }
+  EXPECT_GE(tested, 3);
 }
 
 // One 1-D Func big enough that its loops must run in parallel: its one outer loop is the
@@ -467,7 +544,7 @@ Halide::Pipeline one_dimensional_pipeline() {
   ImageParam in(Float(32), 1, "in");
   Var x("x");
   Func g("g");
-  g(x) = in(x) * 2.0f;
+  g(x) = in(x)*2.0f;
   in.set_estimates({{0, 1 << 16}});
   g.set_estimates({{0, 1 << 16}});
   return Pipeline(g);
@@ -498,9 +575,9 @@ TEST(MctsSearch, CostPlusRealMeasuresWhenTheLastStepOfEveryFuncIsForced) {
 }
 
 TEST(SearchRegistry, NamesEveryTableOneConfigurationAndRefusesOthers) {
-  for (const char *name : {"mcts_30s", "mcts_10s", "mcts_1s", "mcts_0.5s", "mcts_Cp10_30s",
-                           "mcts_sqrt2_30s", "mcts_cost+real_30s", "mcts_cost+real_1s", "beam",
-                           "greedy", "random"}) {
+  for (const char *name :
+       {"mcts_30s", "mcts_10s", "mcts_1s", "mcts_0.5s", "mcts_Cp10_30s", "mcts_sqrt2_30s",
+        "mcts_cost+real_30s", "mcts_cost+real_1s", "beam", "greedy", "random"}) {
     EXPECT_EQ(make_search(name)->name(), name);
   }
   MctsOptions o;
