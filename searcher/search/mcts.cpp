@@ -11,6 +11,7 @@
 
 #include "common/errors.h"
 #include "searcher/schedule_json.h"
+#include "searcher/search/incumbent_variants.h"
 #include "searcher/search/mcts_tree.h"
 #include "searcher/search_space.h"
 
@@ -50,10 +51,11 @@ int steps_for_func(const PipelineGraph &graph, int f) {
 }
 
 // cost+real builds this many variants of the incumbent per variant it may measure
-// (MctsOptions::measure_top_k) and measures those the model ranks cheapest: the trees'
-// ranking of an alternative includes their guesses for every later Func, the variant's
-// keeps the incumbent's. On the synthetic landscape of MctsSearch.CostPlusRealTakes-
-// AVariantThatMeasuresFaster, the target's decision ranked 7th of the trees' alternatives.
+// (MctsOptions::measure_top_k), half tiling neighbours and half the trees' alternatives, and
+// measures them in measuring_order (incumbent_variants.h): the trees' ranking of an
+// alternative includes their guesses for every later Func, the variant's keeps the
+// incumbent's. On the synthetic landscape of MctsSearch.CostPlusRealTakesAVariantThat-
+// MeasuresFaster, the target's decision ranked 7th of the trees' alternatives.
 constexpr size_t kVariantsBuiltPerMeasured = 4;
 
 // Whether the next step from `state` completes the next Func's decision.
@@ -308,41 +310,52 @@ class Ensemble {
       varied_func_ = root_.num_decided();
       search_one_decision(decision_end(true));
       measure_variants_of_incumbent();
-      step = *incumbent_step();  // a variant shares the root's path
+      // A faster variant is the incumbent now; it extends the root too (the trees' schedules
+      // below it are where its Func's decision came from).
+      if (const std::optional<Step> s = incumbent_step()) step = *s;
     }
     advance(step, root_.with_step(step));
   }
 
+  // Candidates for Func f, the root's next: the tilings one step from the incumbent's
+  // decision and the trees' alternatives (cheapest as the trees completed them first), each
+  // put into the incumbent (incumbent_variants.h), scored by the model and measured in
+  // measuring_order, at most measure_top_k of them.
   void measure_variants_of_incumbent() {
     const int f = root_.num_decided();
-    // The trees' alternatives with a decision for Func f other than the incumbent's, one
-    // per decision, cheapest predicted (as the trees completed them) first.
+    const FuncDecision &own = best_measured_->decision(f);
+    std::vector<FuncDecision> tried{own}, decisions;
+    std::vector<std::shared_ptr<const ScheduleState>> variants;
+    auto add = [&](const FuncDecision &d, const ScheduleState *fallback) {
+      if (std::find(tried.begin(), tried.end(), d) != tried.end()) return;
+      tried.push_back(d);
+      if (auto v = incumbent_variant(func_start_, *best_measured_, d, fallback)) {
+        decisions.push_back(d);
+        variants.push_back(std::make_shared<const ScheduleState>(std::move(*v)));
+      }
+    };
+    // Building a variant decides every later Func again: a bounded few of each kind.
+    const size_t per_kind = kVariantsBuiltPerMeasured * options_.measure_top_k / 2;
+    for (const FuncDecision &n : tiling_neighbours(func_start_, own)) {
+      if (variants.size() >= per_kind) break;
+      add(n, nullptr);
+    }
     std::vector<MctsTree::Decision> alternatives;
     for (const MctsTree &tree : trees_) {
       for (MctsTree::Decision &d : tree.alternatives()) alternatives.push_back(std::move(d));
     }
     std::stable_sort(alternatives.begin(), alternatives.end(),
                      [](const auto &a, const auto &b) { return a.best_cost < b.best_cost; });
-    // The variants of the cheapest few, ranked by the model in the incumbent's context
-    // (building one walks every later Func's steps, so not all of them).
-    std::vector<FuncDecision> seen{best_measured_->decision(f)};
-    std::vector<std::shared_ptr<const ScheduleState>> variants;
+    const size_t limit = variants.size() + per_kind;
     for (const MctsTree::Decision &d : alternatives) {
-      if (seen.size() > kVariantsBuiltPerMeasured * static_cast<size_t>(options_.measure_top_k))
-        break;
-      const FuncDecision &decision = d.best_complete->decision(f);
-      if (std::find(seen.begin(), seen.end(), decision) != seen.end()) continue;
-      seen.push_back(decision);
-      if (auto v = incumbent_with(f, *d.best_complete)) variants.push_back(std::move(v));
+      if (variants.size() >= limit) break;
+      add(d.best_complete->decision(f), d.best_complete.get());
     }
     if (variants.empty()) return;
     std::vector<const ScheduleState *> batch;
     for (const auto &v : variants) batch.push_back(v.get());
     const std::vector<double> costs = models_[0]->predict(batch);
-    std::vector<size_t> order(variants.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return costs[a] < costs[b]; });
+    std::vector<size_t> order = measuring_order(decisions, costs, own);
     order.resize(std::min(order.size(), static_cast<size_t>(options_.measure_top_k)));
     for (size_t i : order) {
       if (!may_measure()) break;
@@ -351,24 +364,6 @@ class Ensemble {
         note_measured(variants[i], costs[i], *seconds);
       }
     }
-  }
-
-  // The incumbent with Func f (the root's next) decided as in `alternative` instead. A later
-  // Func whose incumbent decision is no longer legal after the change (it was computed
-  // inside a loop that is gone) is decided as in `alternative`; null when neither is legal.
-  std::shared_ptr<const ScheduleState> incumbent_with(int f,
-                                                      const ScheduleState &alternative) const {
-    ScheduleState s = func_start_;
-    for (int g = f; g < static_cast<int>(s.graph().funcs.size()); ++g) {
-      if (g > f && s.check_decision(best_measured_->decision(g)).empty()) {
-        s.decide(best_measured_->decision(g));
-      } else if (s.check_decision(alternative.decision(g)).empty()) {
-        s.decide(alternative.decision(g));
-      } else {
-        return nullptr;
-      }
-    }
-    return std::make_shared<const ScheduleState>(std::move(s));
   }
 
   void advance(const Step &step, const ScheduleState &next_root) {

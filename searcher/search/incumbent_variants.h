@@ -1,0 +1,45 @@
+// One-Func variants of a measured schedule: the candidates MCTS's cost+real mode measures
+// (mcts.h). A variant changes the decision of one Func and keeps every other Func's, so its
+// measurement judges that one decision in the context of the fastest schedule known. The
+// analytic model ranks schedules that differ in many Funcs badly (on harris every schedule
+// the trees proposed after leaving the best seed ran 2x to 8x slower than it), and it ranks
+// placements worse than tilings: on harris each variant it ranked cheapest computed at root
+// a Func that the incumbent computed inside the output's tiles, and ran 1.3x to 4x slower.
+// Hence tiling neighbours of the incumbent's own decision, and a measuring order that
+// visits placements in turn.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "searcher/schedule_state.h"
+
+namespace protuner {
+
+// `incumbent` (complete) with Func f = start.num_decided() decided by `decision` instead.
+// `start` must be `incumbent` with exactly Funcs [0, f) decided. A later Func whose
+// incumbent decision is no longer legal after the change (it was computed inside a loop
+// that is gone) is decided as in `fallback` when given and legal; nullopt when the variant
+// cannot be completed, or `decision` is not legal.
+std::optional<ScheduleState> incumbent_variant(const ScheduleState &start,
+                                               const ScheduleState &incumbent,
+                                               const FuncDecision &decision,
+                                               const ScheduleState *fallback = nullptr);
+
+// Decisions one step from `d` for the next Func of `start` (not mid-decision), with the same
+// placement: one stage's tile for one variable doubled (up to the variable's extent per
+// realization) or halved (down to its inner tile), or one stage's parallel loops one more or
+// one fewer. Only legal ones, each once. Empty for an inlined decision.
+std::vector<FuncDecision> tiling_neighbours(const ScheduleState &start, const FuncDecision &d);
+
+// Where a decision puts its Func: the decision without its tilings.
+FuncDecision placement_of(const FuncDecision &d);
+
+// The order in which to measure candidate decisions of one Func, given the model's cost of
+// each (as a variant): the cheapest of each placement in turn, the incumbent's placement
+// first and then the others by their cheapest; then the second cheapest of each, and so on.
+std::vector<size_t> measuring_order(const std::vector<FuncDecision> &decisions,
+                                    const std::vector<double> &costs,
+                                    const FuncDecision &incumbent_decision);
+
+}  // namespace protuner
