@@ -9,11 +9,12 @@
 // In cost+real mode, once a schedule is measured (a start point, SearchContext::start_points,
 // or a measured proposal), the root follows the fastest measured so far, the incumbent:
 // the model's cheapest proposals measured 2x to 8x slower than the best seed on harris,
-// unsharp and camera_pipe. At the start of each Func's decision the trees search for the
-// whole decision's time; then the incumbent with only that Func decided as the trees'
-// alternatives would decide it is measured (the few cheapest predicted, measure_top_k),
-// and a faster one becomes the incumbent. So measurements judge one Func's decision at a
-// time, in the context of the fastest schedule known, which the root then takes.
+// unsharp and camera_pipe. At the first step of a Func's decision that has a choice, the
+// trees search for the whole decision's time; then variants of the incumbent that change
+// only that Func (its tiling neighbours and the trees' alternatives, incumbent_variants.h)
+// are scored by the model and the first few in measuring order are measured
+// (measure_top_k); a faster one becomes the incumbent. So measurements judge one Func's decision at a time, in the
+// context of the fastest schedule known, which the root then takes.
 //
 // Root decisions are steps of our MDP (schedule.h), several per Func, where ProTuner's
 // were whole Func decisions. The decision budget (e.g. 30 s) therefore applies per Func's
