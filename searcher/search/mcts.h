@@ -13,8 +13,9 @@
 // trees search for the whole decision's time; then variants of the incumbent that change
 // only that Func (its tiling neighbours and the trees' alternatives, incumbent_variants.h)
 // are scored by the model and the first few in measuring order are measured
-// (measure_top_k); a faster one becomes the incumbent. So measurements judge one Func's decision at a time, in the
-// context of the fastest schedule known, which the root then takes.
+// (measure_top_k); a faster one becomes the incumbent. So measurements judge one Func's
+// decision at a time, in the context of the fastest schedule known, which the root then
+// takes.
 //
 // Root decisions are steps of our MDP (schedule.h), several per Func, where ProTuner's
 // were whole Func decisions. The decision budget (e.g. 30 s) therefore applies per Func's
