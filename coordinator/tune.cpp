@@ -25,9 +25,9 @@
 #include "searcher/apply_schedule.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/schedule_json.h"
-#include "searcher/seed_schedules.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/search_registry.h"
+#include "searcher/seed_schedules.h"
 
 namespace protuner {
 namespace {
@@ -45,9 +45,9 @@ struct TuneRun {
   const TuneArgs &args;
   const TuneSettings &settings;
   std::string algorithm;
-  IsolatedMeasurer &measurer;  // baselines
+  IsolatedMeasurer &measurer;      // baselines
   MeasurementBackend &candidates;  // search candidates: the measurer, recorded
-  MeasureSettings measure;  // settings.measure with the requested samples
+  MeasureSettings measure;         // settings.measure with the requested samples
 };
 
 // What became of one app, for its files and the summary.
@@ -308,10 +308,9 @@ PreparedApp prepare_app(const AppSpec &spec, int cores) {
 MeasureSettings candidate_measure_settings(const MeasureSettings &measure, double budget_seconds,
                                            const TuneSettings &settings) {
   MeasureSettings out = measure;
-  out.compile_timeout_seconds =
-      std::min(measure.compile_timeout_seconds,
-               std::max(settings.candidate_compile_min_seconds,
-                        settings.candidate_compile_share * budget_seconds));
+  out.compile_timeout_seconds = std::min(
+      measure.compile_timeout_seconds, std::max(settings.candidate_compile_min_seconds,
+                                                settings.candidate_compile_share * budget_seconds));
   return out;
 }
 
@@ -389,6 +388,16 @@ void measure_seeds(const PreparedApp &app, SearchOutcome &out, BackendCandidateM
   for (size_t k = 0; k < seeds.size(); ++k) {
     if (k > 0 && seconds_between(start, Clock::now()) >= seed_seconds) break;
     keep_if_faster(out, seeds[k].state, seeds[k].predicted_seconds, measurer,
+                   seconds_between(start, Clock::now()));
+  }
+  // The fallback is the schedule every app must have: when nothing compiled within a
+  // candidate's limit (resnet50's whole network at 3 minutes: 27 s), it gets the
+  // baselines' limit, within the time left.
+  const double left = seconds_between(Clock::now(), deadline);
+  if (!out.best && !seeds.empty() && left > 0) {
+    measurer.measure_allowing_compile(seeds[0].state,
+                                      std::min(settings.measure.compile_timeout_seconds, left));
+    keep_if_faster(out, seeds[0].state, seeds[0].predicted_seconds, measurer,
                    seconds_between(start, Clock::now()));
   }
 }
@@ -536,8 +545,8 @@ int run_tune(const TuneArgs &args, const TuneSettings &settings) {
   const HostFacts &host = measurer.host();
   std::cout << "protuner tune: " << apps.size() << " app(s), algorithm " << algorithm << ", on "
             << host.cpu_model << " (" << measurer.cpus().size() << " cpus, SMT " << host.smt
-            << "), results in " << args.out_dir << "/, measurements recorded in "
-            << recorder.path() << std::endl;
+            << "), results in " << args.out_dir << "/, measurements recorded in " << recorder.path()
+            << std::endl;
   std::vector<AppReport> reports;
   for (const SuiteApp &app : apps) reports.push_back(tune_app(app, run));
   std::cout << "\n";

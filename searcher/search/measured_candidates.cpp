@@ -30,24 +30,42 @@ std::vector<std::optional<double>> BackendCandidateMeasurer::measure(
 
 std::optional<double> BackendCandidateMeasurer::measure_one(const std::string &schedule_json) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = results_.find(schedule_json);
-  if (it == results_.end()) {
-    MeasureRequest request;
-    request.app = app_;
-    request.schedule = {ScheduleKind::kProtuner, schedule_json, "", ""};
-    request.target = target_;
-    request.settings = settings_;
-    MeasureResult result = backend_.measure(request);
-    ++measurements_;
-    if (!result.ok()) {
-      spdlog::warn("{}: a candidate failed to measure: {}: {}", app_.name,
-                   status_name(result.status), first_line(result.error));
-      spdlog::debug("{}: full error of the failed candidate: {}", app_.name, result.error);
-    }
-    it = results_.emplace(schedule_json, std::move(result)).first;
+  const auto it = results_.find(schedule_json);
+  const MeasureResult &r = it != results_.end() ? it->second : request(schedule_json, settings_);
+  if (!r.ok()) return std::nullopt;
+  return r.timing.min_ms / 1000.0;
+}
+
+std::optional<double> BackendCandidateMeasurer::measure_allowing_compile(
+    const ScheduleState &state, double compile_timeout_seconds) {
+  const std::string json = schedule_to_json(state);
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = results_.find(json);
+  if (it != results_.end() && it->second.ok()) return it->second.timing.min_ms / 1000.0;
+  MeasureSettings settings = settings_;
+  settings.compile_timeout_seconds = compile_timeout_seconds;
+  const MeasureResult &r = request(json, settings);
+  if (!r.ok()) return std::nullopt;
+  return r.timing.min_ms / 1000.0;
+}
+
+const MeasureResult &BackendCandidateMeasurer::request(const std::string &schedule_json,
+                                                       const MeasureSettings &settings) {
+  MeasureRequest request;
+  request.app = app_;
+  request.schedule = {ScheduleKind::kProtuner, schedule_json, "", ""};
+  request.target = target_;
+  request.settings = settings;
+  MeasureResult result = backend_.measure(request);
+  ++measurements_;
+  if (!result.ok()) {
+    spdlog::warn("{}: a candidate failed to measure: {}: {}", app_.name, status_name(result.status),
+                 first_line(result.error));
+    spdlog::debug("{}: full error of the failed candidate: {}", app_.name, result.error);
   }
-  if (!it->second.ok()) return std::nullopt;
-  return it->second.timing.min_ms / 1000.0;
+  MeasureResult &stored = results_[schedule_json];
+  stored = std::move(result);
+  return stored;
 }
 
 int64_t BackendCandidateMeasurer::measurements() const {

@@ -39,6 +39,13 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
       const std::vector<const ScheduleState *> &batch) override;
   int64_t measurements() const override;
 
+  // Measures `state` with a compile limit of `compile_timeout_seconds` instead of the one
+  // the measurer was made with, replacing a remembered failure (a remembered success is
+  // returned as is): for the one schedule an app must have, which may compile for longer
+  // than a candidate may (tune's fallback on resnet50's whole network).
+  std::optional<double> measure_allowing_compile(const ScheduleState &state,
+                                                 double compile_timeout_seconds);
+
   // The remembered result for a schedule's JSON text, if it was measured.
   std::optional<MeasureResult> result_for(const std::string &schedule_json) const;
 
@@ -46,6 +53,8 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
 
  private:
   std::optional<double> measure_one(const std::string &schedule_json);
+  // Sends one request (mutex_ held) and remembers its result.
+  const MeasureResult &request(const std::string &schedule_json, const MeasureSettings &settings);
 
   MeasurementBackend &backend_;
   AppSpec app_;

@@ -15,15 +15,15 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/host_target.h"
 #include "coordinator/measurement_recorder.h"
 #include "coordinator/tune.h"
-#include "common/host_target.h"
 #include "measurer/measure_json.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/fallback_schedule.h"
 #include "searcher/schedule_json.h"
-#include "searcher/seed_schedules.h"
 #include "searcher/search/measured_candidates.h"
+#include "searcher/seed_schedules.h"
 #include "tests/support/run_command.h"
 
 namespace protuner {
@@ -122,6 +122,45 @@ TEST(SearchUntil, KeepsTheFallbackWhenEveryCandidateFails) {
   ASSERT_TRUE(o.best_result);
   EXPECT_DOUBLE_EQ(o.best_result->timing.min_ms, 3.0);
   EXPECT_EQ(o.seeds.size(), 1u);
+}
+
+// Compiles only what may compile for longer than 1.5 s: a candidate limit of 1 s fails
+// everything, as 27 s did every schedule of resnet50's whole network at 3 minutes.
+class SlowCompileBackend : public FakeBackend {
+ public:
+  MeasureResult measure(const MeasureRequest &request) override {
+    MeasureResult r = FakeBackend::measure(request);
+    if (request.settings.compile_timeout_seconds < 1.5) {
+      r.status = MeasureStatus::kTimeout;
+      r.error = "timed out while compiling";
+    }
+    return r;
+  }
+};
+
+// When nothing compiles within a candidate's limit, the fallback is measured again with the
+// baselines' limit, cut to the time left, so the app still gets a schedule.
+TEST(SearchUntil, GivesTheFallbackALongerCompileLimitWhenNothingCompiles) {
+  const PreparedApp app = prepare_app(kBlurApp, 2);
+  SlowCompileBackend backend;
+  MeasureSettings candidate;
+  candidate.compile_timeout_seconds = 1;
+  BackendCandidateMeasurer m(backend, kBlurApp, "host", candidate);
+  const Clock::time_point now = Clock::now();
+  const SearchOutcome o = search_until(app, "greedy", 1, now, now + std::chrono::seconds(3), m,
+                                       TuneSettings{}, [](const LoopProgress &) {});
+  const std::string fallback = schedule_to_json(fallback_schedule(app.graph, app.space->options()));
+  ASSERT_TRUE(o.best) << "no schedule after " << backend.requests.size() << " requests";
+  EXPECT_EQ(schedule_to_json(*o.best), fallback);
+  std::vector<double> fallback_limits;
+  for (const MeasureRequest &r : backend.requests) {
+    if (r.schedule.schedule_json == fallback)
+      fallback_limits.push_back(r.settings.compile_timeout_seconds);
+  }
+  ASSERT_EQ(fallback_limits.size(), 2u);
+  EXPECT_EQ(fallback_limits[0], 1);  // the candidates' limit first
+  EXPECT_GT(fallback_limits[1], 1.5);
+  EXPECT_LE(fallback_limits[1], 3);  // no more than the time left
 }
 
 // Before searching, the fallback and then the seeds of seeds_to_measure are measured in its
@@ -276,8 +315,8 @@ TEST(RecordingBackend, RecordsOkMeasurementsOfProtunerSchedulesOnly) {
   FakeBackend inner;
   RecordingBackend recorder(inner, path);
   const std::vector<ScheduleState> states = random_states(2);
-  MeasureRequest request{kBlurApp, {ScheduleKind::kProtuner, schedule_to_json(states[0])}, "host",
-                         {}};
+  MeasureRequest request{
+      kBlurApp, {ScheduleKind::kProtuner, schedule_to_json(states[0])}, "host", {}};
   EXPECT_TRUE(recorder.measure(request).ok());
   MeasureRequest expert{kBlurApp, {ScheduleKind::kExpert}, "host", {}};
   EXPECT_TRUE(recorder.measure(expert).ok());  // a baseline: measured, not recorded
@@ -352,8 +391,8 @@ TEST_F(TuneCli, EvaluatesTheAnalyticModelWithoutWeights) {
       r.timing.min_ms = r.timing.median_ms = ms;
       writer.append(sample_of("blurry", kBlurApp, schedule_to_json(states[i]), r, host_target()));
     }
-    const CommandResult e = testing::run_command(std::string(PROTUNER_CLI) +
-                                                 " evaluate --model analytic --json --data " + path);
+    const CommandResult e = testing::run_command(
+        std::string(PROTUNER_CLI) + " evaluate --model analytic --json --data " + path);
     ASSERT_EQ(e.exit_code, 0) << e.output;
     const auto j = nlohmann::json::parse(e.output.substr(e.output.find('{')));
     EXPECT_EQ(j.at("model"), "analytic");
@@ -362,8 +401,8 @@ TEST_F(TuneCli, EvaluatesTheAnalyticModelWithoutWeights) {
     EXPECT_DOUBLE_EQ(j.at("overall").at("ranking_accuracy").get<double>(), agree ? 1.0 : 0.0)
         << e.output;
   }
-  const CommandResult neither = testing::run_command(std::string(PROTUNER_CLI) +
-                                                     " evaluate --data " + temp_dir() + "/agree.jsonl");
+  const CommandResult neither = testing::run_command(
+      std::string(PROTUNER_CLI) + " evaluate --data " + temp_dir() + "/agree.jsonl");
   EXPECT_EQ(neither.exit_code, 2) << neither.output;
   EXPECT_NE(neither.output.find("--weights FILE (a learned model) or --model analytic"),
             std::string::npos)
