@@ -13,15 +13,8 @@ namespace protuner {
 namespace {
 
 using testing::graph_of;
+using testing::random_complete;
 using testing::space_for_tests;
-
-ScheduleState random_complete(const std::shared_ptr<const PipelineGraph> &graph,
-                              const SearchSpace &space, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  ScheduleState s(graph);
-  EXPECT_TRUE(space.random_rollout(s, rng));
-  return s;
-}
 
 // `s` with its first n Funcs decided as in `s`.
 ScheduleState prefix(const ScheduleState &s, int n) {

@@ -25,6 +25,7 @@ namespace protuner {
 namespace {
 
 using testing::graph_of;
+using testing::random_complete;
 using testing::space_for_tests;
 
 // A synthetic landscape with one known optimum: the cost of a state is 1 plus the number
@@ -56,14 +57,6 @@ class DistanceModel : public CostModel {
  private:
   ScheduleState target_;
 };
-
-ScheduleState random_complete(const std::shared_ptr<const PipelineGraph> &graph,
-                              const SearchSpace &space, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  ScheduleState s(graph);
-  EXPECT_TRUE(space.random_rollout(s, rng));
-  return s;
-}
 
 TEST(Ucb, InverseAverageMatchesHandComputedValues) {
   // avg = 6/3 = 2; n = 10: (1/2) * (1 + 1 * sqrt(ln 10 / 3)) = 0.5 * 1.8760870 = 0.9380435

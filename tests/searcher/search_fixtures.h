@@ -1,13 +1,17 @@
 // What searcher tests share besides their pipelines (test_pipelines.h): a pipeline's
-// graph, and a search space with fixed machine options, not the host's, so a test means
-// the same on every machine.
+// graph, a search space with fixed machine options, not the host's, so a test means the
+// same on every machine, and random complete schedules of it.
 #pragma once
 
 #include <Halide.h>
 
+#include <gtest/gtest.h>
+
 #include <memory>
+#include <random>
 
 #include "searcher/pipeline_graph.h"
+#include "searcher/schedule_state.h"
 #include "searcher/search_space.h"
 
 namespace protuner::testing {
@@ -21,6 +25,15 @@ inline SearchSpace space_for_tests() {
   o.cores = 2;
   o.vector_bits = 512;
   return SearchSpace(o);
+}
+
+// A complete schedule by one random rollout of `space` (fixed by `seed`).
+inline ScheduleState random_complete(const std::shared_ptr<const PipelineGraph> &graph,
+                                     const SearchSpace &space, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  ScheduleState s(graph);
+  EXPECT_TRUE(space.random_rollout(s, rng));
+  return s;
 }
 
 }  // namespace protuner::testing
