@@ -286,10 +286,7 @@ class Ensemble {
   // seeds are built outside the space's pruning (seed_schedules.h).
   std::optional<Step> incumbent_step() const {
     if (!options_.measure || !best_measured_) return std::nullopt;
-    std::vector<Step> steps;
-    for (int f = 0; f < best_measured_->num_decided(); ++f) {
-      for (const Step &s : steps_of(best_measured_->decision(f))) steps.push_back(s);
-    }
+    const std::vector<Step> &steps = incumbent_steps_;
     if (steps.size() <= path_.size() || !std::equal(path_.begin(), path_.end(), steps.begin())) {
       return std::nullopt;
     }
@@ -304,17 +301,39 @@ class Ensemble {
   // Func kept) is measured, a few alternatives, cheapest predicted first; a faster one
   // becomes the incumbent. One Func changes at a time, so a measurement judges that Func's
   // decision, not the model's guesses for every later Func too. At later steps of the Func
-  // the root follows without searching.
+  // the root follows without searching. The first such decision of a run measures the
+  // trees' cheapest complete schedule too (measure_cheapest_once).
   void follow_incumbent(Step step, bool choice) {
     if (choice && varied_func_ != root_.num_decided()) {
       varied_func_ = root_.num_decided();
       search_one_decision(decision_end(true));
+      measure_cheapest_once();
       measure_variants_of_incumbent();
       // A faster variant is the incumbent now; it extends the root too (the trees' schedules
       // below it are where its Func's decision came from).
       if (const std::optional<Step> s = incumbent_step()) step = *s;
     }
     advance(step, root_.with_step(step));
+  }
+
+  // cost+real, once per run: the trees' cheapest complete schedule, measured whole. One-Func
+  // variants cannot make the jumps a whole schedule makes, and those jumps pay where the
+  // model ranks well: beam's best, measured whole, ran mat_mul in 95.7 ms, where the
+  // variants of MCTS's best seed reached 156 ms (docs/RESULTS.md, apps 9-16 at 3 minutes).
+  // Once only, because where the model ranks poorly (harris) such a jump is a wasted
+  // compile. A faster one becomes the incumbent; it extends the root, as every tree's
+  // schedules do.
+  void measure_cheapest_once() {
+    if (measured_cheapest_ || !may_measure()) return;
+    measured_cheapest_ = true;
+    const std::vector<MctsTree::Decision> proposals = collect_proposals();
+    const auto cheapest =
+        std::min_element(proposals.begin(), proposals.end(),
+                         [](const auto &a, const auto &b) { return a.best_cost < b.best_cost; });
+    if (cheapest == proposals.end()) return;
+    if (const std::optional<double> seconds = timed_measure(*cheapest->best_complete)) {
+      note_measured(cheapest->best_complete, cheapest->best_cost, *seconds);
+    }
   }
 
   // Candidates for Func f, the root's next: the tilings one step from the incumbent's
@@ -385,6 +404,10 @@ class Ensemble {
     best_measured_ = s;
     best_measured_cost_ = cost;
     best_measured_seconds_ = seconds;
+    incumbent_steps_.clear();
+    for (int f = 0; f < s->num_decided(); ++f) {
+      for (const Step &step : steps_of(s->decision(f))) incumbent_steps_.push_back(step);
+    }
     trace_.push_back({elapsed(), cost, seconds});
   }
 
@@ -455,6 +478,8 @@ class Ensemble {
   std::shared_ptr<const ScheduleState> best_measured_;  // fastest measured
   double best_measured_cost_ = 0;
   std::optional<double> best_measured_seconds_;
+  std::vector<Step> incumbent_steps_;  // best_measured_'s steps from the empty schedule
+  bool measured_cheapest_ = false;     // see measure_cheapest_once
   double measure_seconds_ = 0;
   bool func_completed_unmeasured_ = false;  // see should_measure
   std::vector<TracePoint> trace_;

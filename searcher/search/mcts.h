@@ -15,7 +15,8 @@
 // are scored by the model and the first few in measuring order are measured
 // (measure_top_k); a faster one becomes the incumbent. So measurements judge one Func's
 // decision at a time, in the context of the fastest schedule known, which the root then
-// takes.
+// takes. Once per run, at the first such decision, the trees' cheapest complete schedule is
+// measured whole too: a jump that one-Func variants cannot make.
 //
 // Root decisions are steps of our MDP (schedule.h), several per Func, where ProTuner's
 // were whole Func decisions. The decision budget (e.g. 30 s) therefore applies per Func's

@@ -408,10 +408,10 @@ TEST(MctsSearch, CostPlusRealReturnsTheFastestMeasuredSchedule) {
   EXPECT_EQ(r.measurements, measurer.measurements());
 }
 
-// Measures like FakeMeasurer, but one schedule (the start point) runs fastest of all.
-class StartFastestMeasurer : public FakeMeasurer {
+// Measures like FakeMeasurer, but one schedule runs fastest of all.
+class OneFastestMeasurer : public FakeMeasurer {
  public:
-  explicit StartFastestMeasurer(std::string fastest_json) : fastest_(std::move(fastest_json)) {}
+  explicit OneFastestMeasurer(std::string fastest_json) : fastest_(std::move(fastest_json)) {}
   std::vector<std::optional<double>> measure(
       const std::vector<const ScheduleState *> &batch) override {
     std::vector<std::optional<double>> out = FakeMeasurer::measure(batch);
@@ -436,41 +436,51 @@ bool decide_if_legal(ScheduleState &s, const FuncDecision &d) {
   return true;
 }
 
+// The Func whose decision `v` changes when `v` is a one-Func variant of `of` (as cost+real
+// builds them: Func f decided otherwise, every later Func kept where that is still legal),
+// else -1. The check restates incumbent_variant's rule on purpose, to test it independently.
+int varied_func(const ScheduleState &v, const ScheduleState &of,
+                const std::shared_ptr<const PipelineGraph> &graph) {
+  const int n = static_cast<int>(graph->funcs.size());
+  int f = 0;
+  while (f < n && v.decision(f) == of.decision(f)) ++f;
+  if (f == n) return -1;
+  ScheduleState s(graph);
+  for (int g = 0; g <= f; ++g) {
+    if (!decide_if_legal(s, v.decision(g))) return -1;
+  }
+  for (int g = f + 1; g < n; ++g) {
+    ScheduleState kept = s;
+    if (decide_if_legal(kept, of.decision(g)) && !(v.decision(g) == of.decision(g))) return -1;
+    if (!decide_if_legal(s, v.decision(g))) return -1;
+  }
+  return f;
+}
+
 // cost+real with a start point that measures fastest, where the cost model prefers other
 // schedules: the root follows the start point, and every other schedule measured is a
 // variant of it that changes one Func's decision (and a later Func's only where the start's
-// decision for it is no longer legal after the change).
+// decision for it is no longer legal after the change). The one exception is the second
+// schedule measured, the trees' cheapest whole (CostPlusRealMeasuresTheCheapestWholeOnce).
 TEST(MctsSearch, CostPlusRealMeasuresOneFuncVariantsOfTheFastestMeasuredSchedule) {
   const auto graph = graph_of(testing::blur_chain_pipeline());
   const SearchSpace space = space_for_tests();
   SearchContext ctx = context_for(graph, space, random_complete(graph, space, 2), 2);
   const ScheduleState start = random_complete(graph, space, 8);
   ctx.start_points = {start};
-  StartFastestMeasurer measurer(schedule_to_json(start));
+  OneFastestMeasurer measurer(schedule_to_json(start));
   ctx.measurer = &measurer;
   SearchBudget budget;
   budget.iterations = 30;
   const SearchResult r = make_search("mcts_cost+real_1s")->run(ctx, budget);
   EXPECT_EQ(schedule_to_json(r.best), schedule_to_json(start));
-  ASSERT_GE(measurer.measured.size(), 3u);
+  ASSERT_GE(measurer.measured.size(), 4u);
   EXPECT_EQ(measurer.measured.front(), schedule_to_json(start));  // measured first
-  const int n = static_cast<int>(graph->funcs.size());
   std::set<int> changed_funcs;
-  for (size_t i = 1; i < measurer.measured.size(); ++i) {
-    const ScheduleState v = schedule_from_json(measurer.measured[i], graph);
-    int f = 0;
-    while (f < n && v.decision(f) == start.decision(f)) ++f;
-    ASSERT_LT(f, n) << "the start measured twice";
+  for (size_t i = 2; i < measurer.measured.size(); ++i) {
+    const int f = varied_func(schedule_from_json(measurer.measured[i], graph), start, graph);
+    EXPECT_GE(f, 0) << "measured schedule " << i << " is not a one-Func variant of the start";
     changed_funcs.insert(f);
-    ScheduleState s(graph);
-    for (int g = 0; g <= f; ++g) ASSERT_TRUE(decide_if_legal(s, v.decision(g)));
-    for (int g = f + 1; g < n; ++g) {
-      ScheduleState kept = s;
-      if (decide_if_legal(kept, start.decision(g))) {
-        EXPECT_EQ(v.decision(g), start.decision(g)) << "variant " << i << ", Func " << g;
-      }
-      ASSERT_TRUE(decide_if_legal(s, v.decision(g)));
-    }
   }
   EXPECT_GE(changed_funcs.size(), 2u) << "variants of one Func only";
 }
@@ -491,6 +501,18 @@ class DistanceMeasurer : public CandidateMeasurer {
  private:
   DistanceModel distance_;
   int64_t count_ = 0;
+};
+
+// A DistanceMeasurer that keeps what it measured, in order.
+class RecordingDistanceMeasurer : public DistanceMeasurer {
+ public:
+  using DistanceMeasurer::DistanceMeasurer;
+  std::vector<std::optional<double>> measure(
+      const std::vector<const ScheduleState *> &batch) override {
+    for (const ScheduleState *s : batch) measured.push_back(*s);
+    return DistanceMeasurer::measure(batch);
+  }
+  std::vector<ScheduleState> measured;
 };
 
 // The start point is the target with its first Func decided otherwise: the variant that
@@ -525,6 +547,43 @@ TEST(MctsSearch, CostPlusRealTakesAVariantThatMeasuresFaster) {
     EXPECT_EQ(schedule_to_json(r.best), schedule_to_json(target)) << "target seed " << seed;
     ASSERT_TRUE(r.best_measured_seconds.has_value());
     EXPECT_DOUBLE_EQ(*r.best_measured_seconds, 1e-3);
+  }
+  EXPECT_GE(tested, 3);
+}
+
+// A start that differs from the target in every Func (and of which the target is not a
+// one-Func variant), where model and measurer both prefer the target: the measurement right
+// after the start is the trees' cheapest whole schedule, not a one-Func variant of the
+// start, and it is closer to the target.
+TEST(MctsSearch, CostPlusRealMeasuresTheCheapestWholeScheduleOnce) {
+  const auto graph = graph_of(small_pipeline());
+  const SearchSpace space = space_for_tests();
+  const int n = static_cast<int>(graph->funcs.size());
+  int tested = 0;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const ScheduleState target = random_complete(graph, space, seed);
+    std::optional<ScheduleState> start;
+    for (uint64_t other = 100; other < 300 && !start; ++other) {
+      const ScheduleState o = random_complete(graph, space, other);
+      int differing = 0;
+      for (int f = 0; f < n; ++f) differing += !(o.decision(f) == target.decision(f));
+      if (differing == n && varied_func(target, o, graph) == -1) start = o;
+    }
+    if (!start) continue;
+    ++tested;
+    SearchContext ctx = context_for(graph, space, target, 2);
+    ctx.start_points = {*start};
+    RecordingDistanceMeasurer measurer(target);
+    ctx.measurer = &measurer;
+    SearchBudget budget;
+    budget.iterations = 300;
+    make_search("mcts_cost+real_1s")->run(ctx, budget);
+    ASSERT_GE(measurer.measured.size(), 2u) << "target seed " << seed;
+    EXPECT_EQ(schedule_to_json(measurer.measured[0]), schedule_to_json(*start));
+    EXPECT_EQ(varied_func(measurer.measured[1], *start, graph), -1) << "target seed " << seed;
+    DistanceModel distance(target);
+    EXPECT_LT(distance.predict({&measurer.measured[1]})[0], distance.predict({&*start})[0])
+        << "target seed " << seed;
   }
   EXPECT_GE(tested, 3);
 }
