@@ -32,6 +32,15 @@ VarSplit split_of(const StageNode &stage, const StageTiling &t, int var, int64_t
   return s;
 }
 
+bool reduction_order_matters(const StageNode &stage, const StageTiling &t,
+                             const std::vector<int64_t> &extents) {
+  if (!stage.reorderable_reduction()) return false;
+  for (size_t v = 0; v < extents.size() && v < t.tile.size(); ++v) {
+    if (split_of(stage, t, static_cast<int>(v), extents[v]).has_middle) return true;
+  }
+  return false;
+}
+
 std::string loop_base_name(const StageNode &stage, int var) {
   const std::string &v = stage.loop_vars[var];
   return stage.index == 0 || var >= stage.num_pure ? v : v + "_s" + std::to_string(stage.index);
@@ -86,10 +95,14 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
     loops.push_back(std::move(fused));
   }
   std::move(outer.begin() + fuse, outer.end(), std::back_inserter(loops));
+  auto add_reduction = [&] {
+    for (int r = static_cast<int>(stage.loop_vars.size()) - 1; r >= n; --r) {
+      loops.push_back({stage.loop_vars[r], LoopKind::kReduction, {r}, loop_region[r].extent()});
+    }
+  };
+  if (t.reduction_outside) add_reduction();
   std::move(middle.begin(), middle.end(), std::back_inserter(loops));
-  for (int r = static_cast<int>(stage.loop_vars.size()) - 1; r >= n; --r) {
-    loops.push_back({stage.loop_vars[r], LoopKind::kReduction, {r}, loop_region[r].extent()});
-  }
+  if (!t.reduction_outside) add_reduction();
   std::move(inner.begin(), inner.end(), std::back_inserter(loops));
   return loops;
 }

@@ -35,6 +35,12 @@ struct VarSplit {
 };
 VarSplit split_of(const StageNode &stage, const StageTiling &t, int var, int64_t extent);
 
+// Whether StageTiling::reduction_outside changes the loop nest of `stage` tiled by `t` over
+// `extents` (one per pure variable): the stage has a reduction and some pure variable a
+// middle loop (a tile of more than one inner block) to move it outside of.
+bool reduction_order_matters(const StageNode &stage, const StageTiling &t,
+                             const std::vector<int64_t> &extents);
+
 enum class LoopKind : uint8_t { kOuter, kMiddle, kReduction, kInner };
 
 struct Loop {

@@ -57,6 +57,11 @@ struct StageNode {
 
   // The stage's loop region when its Func covers `func_region`, rvars over their domain.
   Region loop_region(const Region &func_region) const;
+  // Whether StageTiling::reduction_outside can mean anything: the stage has reduction loops,
+  // and pure loops to move them outside of.
+  bool reorderable_reduction() const {
+    return num_pure > 0 && static_cast<int>(loop_vars.size()) > num_pure;
+  }
 };
 
 struct FuncNode {

@@ -19,13 +19,20 @@ namespace protuner {
 // for an update the inner tile is a register block with the reduction around it. The inner
 // loop of variable 0 (the innermost storage dimension) is vectorized, the other inner loops
 // are unrolled: the inner tile exists to be vector registers.
+// With reduction_outside, an update's reduction loops run outside its middle loops (outer,
+// reduction, middle, inner): each reduction point sweeps the whole tile, so a producer
+// computed at a reduction loop makes one slice of its values per reduction point over a
+// tile (nl_means' expert computes its per-offset patch distances so), and an accumulator
+// tile larger than the registers stays in cache across the reduction.
 struct StageTiling {
   std::vector<int64_t> tile;
   std::vector<int64_t> inner;
   int parallel_loops = 0;  // outermost outer loops fused into one parallel loop (0: serial)
+  bool reduction_outside = false;
 
   bool operator==(const StageTiling &o) const {
-    return tile == o.tile && inner == o.inner && parallel_loops == o.parallel_loops;
+    return tile == o.tile && inner == o.inner && parallel_loops == o.parallel_loops &&
+           reduction_outside == o.reduction_outside;
   }
 };
 
@@ -71,19 +78,20 @@ struct Step {
   // kTile: one pure variable of the current stage
   int64_t tile = 1;
   int64_t inner = 1;
-  // kParallel
+  // kParallel, the stage's last step: its loop order outside the tiles
   int parallel_loops = 0;
+  bool reduction_outside = false;
 
   bool operator==(const Step &o) const {
     if (kind != o.kind) return false;
     switch (kind) {
       case Kind::kPlace:
-        return placement == o.placement &&
-               (placement != Placement::kAt || (compute_at == o.compute_at && store_at == o.store_at));
+        return placement == o.placement && (placement != Placement::kAt ||
+                                            (compute_at == o.compute_at && store_at == o.store_at));
       case Kind::kTile:
         return tile == o.tile && inner == o.inner;
       case Kind::kParallel:
-        return parallel_loops == o.parallel_loops;
+        return parallel_loops == o.parallel_loops && reduction_outside == o.reduction_outside;
     }
     return false;
   }
@@ -108,6 +116,7 @@ inline std::vector<Step> steps_of(const FuncDecision &d) {
     Step par;
     par.kind = Step::Kind::kParallel;
     par.parallel_loops = t.parallel_loops;
+    par.reduction_outside = t.reduction_outside;
     out.push_back(par);
   }
   return out;

@@ -68,6 +68,9 @@ class Reader {
         t.tile = get<std::vector<int64_t>>(stages[s], "tile", sp);
         t.inner = get<std::vector<int64_t>>(stages[s], "inner", sp);
         t.parallel_loops = get<int>(stages[s], "parallel_loops", sp);
+        if (stages[s].contains("reduction_outside")) {
+          t.reduction_outside = get<bool>(stages[s], "reduction_outside", sp);
+        }
         d.stages.push_back(std::move(t));
       }
     }
@@ -94,8 +97,11 @@ std::string schedule_to_json(const ScheduleState &state) {
     if (d.placement != Placement::kInline) {
       json stages = json::array();
       for (const StageTiling &t : d.stages) {
-        stages.push_back(
-            {{"tile", t.tile}, {"inner", t.inner}, {"parallel_loops", t.parallel_loops}});
+        json stage = {{"tile", t.tile}, {"inner", t.inner}, {"parallel_loops", t.parallel_loops}};
+        // Written only when set, so every schedule without it keeps its text, and with it
+        // its result-cache key and dataset identity.
+        if (t.reduction_outside) stage["reduction_outside"] = true;
+        stages.push_back(std::move(stage));
       }
       j["stages"] = stages;
     }

@@ -132,6 +132,9 @@ std::string ScheduleState::check_decision(const FuncDecision &d) const {
     if (t.parallel_loops < 0 || t.parallel_loops > static_cast<int>(n)) {
       return "stage " + std::to_string(s) + " parallel_loops out of range";
     }
+    if (t.reduction_outside && !node.stages[s].reorderable_reduction()) {
+      return "stage " + std::to_string(s) + " has no reduction loops to move outside its tile";
+    }
   }
   for (size_t s = 0; s < d.stages.size(); ++s) {
     if (d.stages[s].parallel_loops < 2) continue;
@@ -194,7 +197,8 @@ bool ScheduleState::any_enclosing_loop(const LoopRef &at, const Pred &pred) cons
 const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
   const int f = num_decided();
   const std::vector<Loop> &stage = bounds(at.func).loops[at.stage];
-  if (stage[at.loop].kind == LoopKind::kInner) return "compute_at a vectorized or unrolled inner loop";
+  if (stage[at.loop].kind == LoopKind::kInner)
+    return "compute_at a vectorized or unrolled inner loop";
   if (!can_compute_at(f, at)) return "some use of it is outside the compute_at loop";
   if (inside_fused_loop(at)) {
     // Halide 14 infers wrong bounds for Funcs computed within a fused loop nest: the
@@ -424,8 +428,12 @@ std::string ScheduleState::check_step(const Step &step) const {
     case Step::Kind::kTile:
       return step.inner >= 1 && step.tile >= step.inner ? "" : "needs 1 <= inner <= tile";
     case Step::Kind::kParallel: {
-      const int n = graph_->funcs[num_decided()].stages[next.stage].num_pure;
+      const StageNode &stage = graph_->funcs[num_decided()].stages[next.stage];
+      const int n = stage.num_pure;
       if (step.parallel_loops < 0 || step.parallel_loops > n) return "parallel_loops out of range";
+      if (step.reduction_outside && !stage.reorderable_reduction()) {
+        return "the stage has no reduction loops to move outside its tile";
+      }
       if (step.parallel_loops < 2) return "";
       const char *why = no_fused_parallel_loops_reason(graph_->funcs[num_decided()],
                                                        pending_->decision.placement);
@@ -469,11 +477,13 @@ void ScheduleState::take_step(const Step &step) {
     pending_ = std::move(p);
     return;
   }
-  if (step.kind == Step::Kind::kParallel && next.stage + 1 == static_cast<int>(node.stages.size())) {
+  if (step.kind == Step::Kind::kParallel &&
+      next.stage + 1 == static_cast<int>(node.stages.size())) {
     // The last step: decide, leaving this state as it was if that throws.
     FuncDecision d = pending_->decision;
     if (static_cast<int>(d.stages.size()) == next.stage) d.stages.emplace_back();
     d.stages.back().parallel_loops = step.parallel_loops;
+    d.stages.back().reduction_outside = step.reduction_outside;
     commit(std::move(d));
     pending_.reset();
     return;
@@ -492,6 +502,7 @@ void ScheduleState::take_step(const Step &step) {
     return;
   }
   stages.back().parallel_loops = step.parallel_loops;
+  stages.back().reduction_outside = step.reduction_outside;
   p.last_stage_done = true;
   p.start_stage(node.stages[stages.size()]);
 }

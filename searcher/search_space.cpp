@@ -10,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include "searcher/loop_nest.h"
+
 namespace protuner {
 namespace {
 
@@ -45,7 +47,8 @@ void tile_sizes(int64_t extent, int64_t inner, int max_options, TileSizes &out) 
     for (size_t i = 0; i < n; ++i) out.size[out.n++] = all[i];
   } else {
     // Evenly spaced through the sorted candidates, smallest and largest included.
-    for (size_t i = 0; i < keep && i < kMaxTileSizes - 1; ++i) out.size[out.n++] = all[i * (n - 1) / (keep - 1)];
+    for (size_t i = 0; i < keep && i < kMaxTileSizes - 1; ++i)
+      out.size[out.n++] = all[i * (n - 1) / (keep - 1)];
   }
   out.size[out.n++] = extent;
 }
@@ -66,7 +69,9 @@ SearchSpaceOptions SearchSpaceOptions::for_target(const Halide::Target &target) 
 
 namespace {
 
-int64_t tasks_of(int64_t extent, int64_t tile) { return tile >= extent ? 1 : (extent + tile - 1) / tile; }
+int64_t tasks_of(int64_t extent, int64_t tile) {
+  return tile >= extent ? 1 : (extent + tile - 1) / tile;
+}
 
 // The most parallel tasks any offered tiling of a variable of extent `e` gives: its
 // smallest outer tile, which tile_sizes() always keeps (with one-point inner tiles: extent
@@ -79,7 +84,7 @@ int64_t max_tasks(int64_t e) {
 // What the steps of one stage of the pending decision depend on.
 struct StageContext {
   const std::vector<int64_t> &extents;  // per pure variable (the state's)
-  int64_t points = 0;            // over all realizations
+  int64_t points = 0;                   // over all realizations
   bool at_root = false;
   bool inside_parallel = false;
   bool may_fuse = true;  // no_fused_parallel_loops_reason gives none
@@ -358,6 +363,8 @@ std::vector<Step> SearchSpace::parallel_steps(const ScheduleState &state, int st
   const StageContext c = stage_context(state, options_);
   const FuncDecision &d = state.pending();
   StageTiling t = static_cast<int>(d.stages.size()) > stage ? d.stages[stage] : StageTiling{};
+  const StageNode &node = state.graph().funcs[state.num_decided()].stages[stage];
+  const bool movable = reduction_order_matters(node, t, c.extents);
   std::vector<Step> out;
   for (int par = 0; par <= static_cast<int>(c.extents.size()); ++par) {
     t.parallel_loops = par;
@@ -366,6 +373,10 @@ std::vector<Step> SearchSpace::parallel_steps(const ScheduleState &state, int st
     s.kind = Step::Kind::kParallel;
     s.parallel_loops = par;
     out.push_back(s);
+    if (movable) {
+      s.reduction_outside = true;
+      out.push_back(s);
+    }
   }
   return out;
 }
@@ -463,6 +474,15 @@ std::string SearchSpace::pruned_because(const ScheduleState &state, const FuncDe
                  " is not offered (or leaves too few parallel tasks, or unrolls too many "
                  "gathers or too much code)";
         case Step::Kind::kParallel:
+          if (step.reduction_outside) {
+            const std::vector<StageTiling> &tiled = s.pending().stages;
+            const StageTiling t =
+                static_cast<int>(tiled.size()) > next.stage ? tiled[next.stage] : StageTiling{};
+            const StageNode &stage = s.graph().funcs[s.num_decided()].stages[next.stage];
+            if (!reduction_order_matters(stage, t, s.pending_stage_extents())) {
+              return where + ": reduction_outside would change nothing (no middle loop)";
+            }
+          }
           return where +
                  ": parallelism rule (too few tasks, nested, or more parallel loops than outer "
                  "loops)";

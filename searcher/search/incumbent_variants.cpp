@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "searcher/loop_nest.h"
+
 namespace protuner {
 
 std::optional<ScheduleState> incumbent_variant(const ScheduleState &start,
@@ -60,6 +62,12 @@ std::vector<FuncDecision> tiling_neighbours(const ScheduleState &start, const Fu
     for (int delta : {1, -1}) {
       FuncDecision n = d;
       n.stages[st].parallel_loops += delta;
+      add(n);
+    }
+    const StageNode &stage = start.graph().funcs[start.num_decided()].stages[st];
+    if (reduction_order_matters(stage, t, extents[st])) {
+      FuncDecision n = d;
+      n.stages[st].reduction_outside = !t.reduction_outside;
       add(n);
     }
   }

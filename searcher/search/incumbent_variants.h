@@ -28,8 +28,10 @@ std::optional<ScheduleState> incumbent_variant(const ScheduleState &start,
 
 // Decisions one step from `d` for the next Func of `start` (not mid-decision), with the same
 // placement: one stage's tile for one variable doubled (up to the variable's extent per
-// realization) or halved (down to its inner tile), or one stage's parallel loops one more or
-// one fewer. Only legal ones, each once. Empty for an inlined decision.
+// realization) or halved (down to its inner tile), one stage's parallel loops one more or
+// one fewer, or an update's reduction loops moved to the other side of its middle loops
+// (where that changes the loop nest). Only legal ones, each once. Empty for an inlined
+// decision.
 std::vector<FuncDecision> tiling_neighbours(const ScheduleState &start, const FuncDecision &d);
 
 // Where a decision puts its Func: the decision without its tilings.

@@ -135,6 +135,31 @@ TEST(TilingNeighbours, DoubleOrHalveOneTileOrChangeTheParallelLoops) {
       tiling_neighbours(prefix(random_complete(graph, space_for_tests(), 1), 1), inlined).empty());
 }
 
+// An update's reduction order is one more neighbour, where it changes the loop nest.
+TEST(TilingNeighbours, MoveAnUpdatesReductionAcrossItsMiddleLoops) {
+  const auto graph = graph_of(testing::matmul_pipeline());  // c(x, y) += a(k, y) * b(x, k)
+  const ScheduleState start(graph);
+  FuncDecision d;
+  d.placement = Placement::kRoot;
+  d.stages = {StageTiling{{64, 64}, {16, 1}, 0}, StageTiling{{64, 8}, {16, 1}, 1}};
+  ASSERT_EQ(start.check_decision(d), "");
+  FuncDecision moved = d;
+  moved.stages[1].reduction_outside = true;
+  std::vector<FuncDecision> got = tiling_neighbours(start, d);
+  EXPECT_NE(std::find(got.begin(), got.end(), moved), got.end());
+  got = tiling_neighbours(start, moved);
+  EXPECT_NE(std::find(got.begin(), got.end(), d), got.end()) << "and back";
+  // Neither the pure stage (no reduction) nor a one-block update (no middle loop) has it.
+  for (const FuncDecision &n : tiling_neighbours(start, d)) {
+    EXPECT_FALSE(n.stages[0].reduction_outside);
+  }
+  FuncDecision block = d;
+  block.stages[1] = StageTiling{{16, 1}, {16, 1}, 1};
+  for (const FuncDecision &n : tiling_neighbours(start, block)) {
+    EXPECT_FALSE(n.stages[1].reduction_outside);
+  }
+}
+
 FuncDecision at_loop(int loop, int64_t tile) {
   FuncDecision d;
   d.placement = Placement::kAt;

@@ -8,8 +8,8 @@
 #include "common/errors.h"
 #include "common/host_target.h"
 #include "searcher/search_space.h"
-#include "tests/searcher/test_pipelines.h"
 #include "tests/searcher/search_fixtures.h"
+#include "tests/searcher/test_pipelines.h"
 
 namespace protuner {
 namespace {
@@ -72,6 +72,39 @@ TEST(ScheduleJson, MalformedOrForeignInputIsRefused) {
   EXPECT_NE(error_of(R"({"format": "protuner-schedule", "version": 99})", graph)
                 .find("version 99 is not supported"),
             std::string::npos);
+}
+
+// An update's reduction_outside is written only when set, so schedules without it keep
+// their text (and their result-cache keys); absent reads as false.
+TEST(ScheduleJson, ReductionOutsideRoundTripsAndIsWrittenOnlyWhenSet) {
+  const auto graph = graph_of(testing::matmul_pipeline());
+  ScheduleState state(graph);
+  FuncDecision c;
+  c.placement = Placement::kRoot;
+  c.stages = {StageTiling{{64, 64}, {16, 1}, 0}, StageTiling{{64, 8}, {16, 1}, 0}};
+  state.decide(c);
+  const std::string plain = schedule_to_json(state);
+  EXPECT_EQ(plain.find("reduction_outside"), std::string::npos) << plain;
+  EXPECT_FALSE(schedule_from_json(plain, graph).decision(0).stages[1].reduction_outside);
+
+  ScheduleState outside(graph);
+  c.stages[1].reduction_outside = true;
+  outside.decide(c);
+  const std::string text = schedule_to_json(outside);
+  EXPECT_NE(text.find(R"("reduction_outside":true)"), std::string::npos) << text;
+  EXPECT_EQ(schedule_from_json(text, graph).decision(0), c);
+
+  std::string wrong = text;
+  wrong.replace(wrong.find("true"), 4, "1");
+  EXPECT_NE(error_of(wrong, graph).find("stages[1].reduction_outside: wrong type"),
+            std::string::npos)
+      << error_of(wrong, graph);
+  // On the pure stage, which has no reduction, it is refused.
+  std::string pure = plain;
+  pure.replace(pure.find(R"("parallel_loops":0)"), 18,
+               R"("parallel_loops":0,"reduction_outside":true)");
+  EXPECT_NE(error_of(pure, graph).find("has no reduction loops"), std::string::npos)
+      << error_of(pure, graph);
 }
 
 TEST(ScheduleJson, AnIllegalDecisionIsRefusedWithItsPath) {

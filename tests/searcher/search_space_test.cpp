@@ -9,9 +9,10 @@
 #include <random>
 
 #include "common/host_target.h"
+#include "searcher/loop_nest.h"
 #include "searcher/search_space.h"
-#include "tests/searcher/test_pipelines.h"
 #include "tests/searcher/search_fixtures.h"
+#include "tests/searcher/test_pipelines.h"
 
 namespace protuner {
 namespace {
@@ -133,6 +134,77 @@ TEST(SearchSpace, StepsOutOfOrderAreRefused) {
   EXPECT_EQ(s.check_step(tile), "needs 1 <= inner <= tile");
 }
 
+// An update's reduction may run outside its tile's middle loops. The space offers that only
+// where it changes the loop nest (a reduction, and a middle loop to move it out of); a pure
+// stage may not ask for it at all.
+TEST(SearchSpace, AnUpdateMayRunItsReductionOutsideItsTile) {
+  const auto graph = graph_of(testing::matmul_pipeline());  // c(x, y) += a(k, y) * b(x, k)
+  const SearchSpace space = space_for_tests();
+  auto step = [](Step::Kind kind) {
+    Step s;
+    s.kind = kind;
+    return s;
+  };
+  auto tile = [&](int64_t t, int64_t i) {
+    Step s = step(Step::Kind::kTile);
+    s.tile = t;
+    s.inner = i;
+    return s;
+  };
+  auto offers_outside = [&](const ScheduleState &s) {
+    for (const Step &c : space.children(s)) {
+      if (c.reduction_outside) return true;
+    }
+    return false;
+  };
+  ScheduleState s(graph);
+  s.take_step(step(Step::Kind::kPlace));  // c at root
+  s.take_step(tile(64, 16));
+  s.take_step(tile(64, 1));
+  EXPECT_FALSE(offers_outside(s)) << "the pure stage has no reduction";
+  Step outside = step(Step::Kind::kParallel);
+  outside.reduction_outside = true;
+  EXPECT_EQ(s.check_step(outside), "the stage has no reduction loops to move outside its tile");
+  s.take_step(space.children(s).at(0));
+
+  ScheduleState blocked = s;  // a 16 x 1 tile is one register block: no middle loop
+  blocked.take_step(tile(16, 16));
+  blocked.take_step(tile(1, 1));
+  EXPECT_FALSE(offers_outside(blocked));
+  EXPECT_NE(space
+                .pruned_because(ScheduleState(graph),
+                                [&] {
+                                  ScheduleState done = blocked;
+                                  done.take_step(outside);
+                                  return done.decision(0);
+                                }())
+                .find("reduction_outside would change nothing"),
+            std::string::npos);
+
+  s.take_step(tile(64, 16));  // 4 blocks across
+  s.take_step(tile(8, 1));    // in strips of 8 rows
+  ASSERT_TRUE(offers_outside(s));
+  for (const Step &c : space.children(s)) {
+    if (c.reduction_outside) outside = c;
+  }
+  s.take_step(outside);
+  ASSERT_EQ(s.num_decided(), 1);
+  ASSERT_FALSE(s.mid_decision());
+  EXPECT_TRUE(s.decision(0).stages[1].reduction_outside);
+  EXPECT_FALSE(s.decision(0).stages[0].reduction_outside);
+  // Outer y, then k, then the tile's middle y and x, then the vector.
+  std::vector<LoopKind> kinds;
+  std::vector<int64_t> extents;
+  for (const Loop &l : s.bounds(0).loops[1]) {
+    kinds.push_back(l.kind);
+    extents.push_back(l.extent);
+  }
+  EXPECT_EQ(kinds, (std::vector<LoopKind>{LoopKind::kOuter, LoopKind::kReduction, LoopKind::kMiddle,
+                                          LoopKind::kMiddle, LoopKind::kInner}));
+  EXPECT_EQ(extents, (std::vector<int64_t>{8, 64, 8, 4, 16}));
+  EXPECT_EQ(space.pruned_because(ScheduleState(graph), s.decision(0)), "");
+}
+
 // Rule 1: no inlining that recomputes more than max_inline_footprint points per use.
 TEST(SearchSpace, InliningThatRecomputesTooMuchIsPruned) {
   const auto graph = graph_of(stencil_of_stencil());
@@ -196,7 +268,8 @@ TEST(SearchSpace, BlocksOfGatheringStagesStayWithinTheGatherLimit) {
   for (int dy = 0; dy <= 1; ++dy) {
     for (int dx = 0; dx <= 1; ++dx) {
       for (int dz = 0; dz <= 1; ++dz) {
-        sum += grid(x / 8 + dx, y / 8 + dy, level + dz) * grid(x / 8 + dx, y / 8 + dy, level + dz + 1);
+        sum +=
+            grid(x / 8 + dx, y / 8 + dy, level + dz) * grid(x / 8 + dx, y / 8 + dy, level + dz + 1);
       }
     }
   }
@@ -433,13 +506,14 @@ TEST(SearchSpace, StorageIsOfferedAtMostMaxStorageHoistLoopsOut) {
 TEST(SearchSpace, BoundaryConditionsAndInputReadersAreUnsafeToSlide) {
   const auto graph = graph_of(testing::blur_chain_pipeline());
   std::map<std::string, bool> unsafe;
-  for (const FuncNode &f : graph->funcs) unsafe[stable_func_name(f.name)] = f.stages[0].unsafe_to_slide;
+  for (const FuncNode &f : graph->funcs)
+    unsafe[stable_func_name(f.name)] = f.stages[0].unsafe_to_slide;
   EXPECT_EQ(unsafe, (std::map<std::string, bool>{{"sharp", false},
-                                                  {"blur_y", false},
-                                                  {"blur_x", false},
-                                                  {"repeat_edge", true},
-                                                  {"lambda", false},
-                                                  {"in_im", true}}));
+                                                 {"blur_y", false},
+                                                 {"blur_x", false},
+                                                 {"repeat_edge", true},
+                                                 {"lambda", false},
+                                                 {"in_im", true}}));
 }
 
 TEST(SearchSpace, AFuncUnsafeToSlideIsStoredWhereItIsComputed) {
@@ -490,7 +564,7 @@ TEST(SearchSpace, AFuncReadAtTwoIndexShapesIsStoredWhereItIsComputed) {
     s.decide(c);
     const std::string next = stable_func_name(graph->funcs[s.num_decided()].name);
     ASSERT_TRUE(next == (same ? "g" : "h")) << next;  // g x h decides h first (call order)
-    const LoopRef tile_columns{0, 1, 1};  // inside the tile rows of c's update
+    const LoopRef tile_columns{0, 1, 1};              // inside the tile rows of c's update
     EXPECT_EQ(s.store_options(tile_columns).size(), same ? 1u : 3u);
   }
 }
