@@ -515,6 +515,19 @@ class RecordingDistanceMeasurer : public DistanceMeasurer {
   std::vector<ScheduleState> measured;
 };
 
+// mcts_cost+real_1s at 300 iterations per decision on the landscape of `target`
+// (DistanceModel), from `start`.
+SearchResult cost_plus_real_from(const std::shared_ptr<const PipelineGraph> &graph,
+                                 const SearchSpace &space, const ScheduleState &target,
+                                 const ScheduleState &start, CandidateMeasurer &measurer) {
+  SearchContext ctx = context_for(graph, space, target, 2);
+  ctx.start_points = {start};
+  ctx.measurer = &measurer;
+  SearchBudget budget;
+  budget.iterations = 300;
+  return make_search("mcts_cost+real_1s")->run(ctx, budget);
+}
+
 // The start point is the target with its first Func decided otherwise: the variant that
 // decides that Func as the target does measures fastest, and the search returns it.
 TEST(MctsSearch, CostPlusRealTakesAVariantThatMeasuresFaster) {
@@ -537,13 +550,8 @@ TEST(MctsSearch, CostPlusRealTakesAVariantThatMeasuresFaster) {
     }
     if (!start) continue;
     ++tested;
-    SearchContext ctx = context_for(graph, space, target, 2);
-    ctx.start_points = {*start};
     DistanceMeasurer measurer(target);
-    ctx.measurer = &measurer;
-    SearchBudget budget;
-    budget.iterations = 300;
-    const SearchResult r = make_search("mcts_cost+real_1s")->run(ctx, budget);
+    const SearchResult r = cost_plus_real_from(graph, space, target, *start, measurer);
     EXPECT_EQ(schedule_to_json(r.best), schedule_to_json(target)) << "target seed " << seed;
     ASSERT_TRUE(r.best_measured_seconds.has_value());
     EXPECT_DOUBLE_EQ(*r.best_measured_seconds, 1e-3);
@@ -571,13 +579,8 @@ TEST(MctsSearch, CostPlusRealMeasuresTheCheapestWholeScheduleOnce) {
     }
     if (!start) continue;
     ++tested;
-    SearchContext ctx = context_for(graph, space, target, 2);
-    ctx.start_points = {*start};
     RecordingDistanceMeasurer measurer(target);
-    ctx.measurer = &measurer;
-    SearchBudget budget;
-    budget.iterations = 300;
-    make_search("mcts_cost+real_1s")->run(ctx, budget);
+    cost_plus_real_from(graph, space, target, *start, measurer);
     ASSERT_GE(measurer.measured.size(), 2u) << "target seed " << seed;
     EXPECT_EQ(schedule_to_json(measurer.measured[0]), schedule_to_json(*start));
     EXPECT_EQ(varied_func(measurer.measured[1], *start, graph), -1) << "target seed " << seed;
