@@ -6,6 +6,7 @@
 #include <Halide.h>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -515,6 +516,16 @@ class RecordingDistanceMeasurer : public DistanceMeasurer {
   std::vector<ScheduleState> measured;
 };
 
+// The first start point `pick` makes of the random complete schedules of seeds 100 to 299.
+std::optional<ScheduleState> find_start(
+    const std::shared_ptr<const PipelineGraph> &graph, const SearchSpace &space,
+    const std::function<std::optional<ScheduleState>(const ScheduleState &)> &pick) {
+  for (uint64_t other = 100; other < 300; ++other) {
+    if (std::optional<ScheduleState> s = pick(random_complete(graph, space, other))) return s;
+  }
+  return std::nullopt;
+}
+
 // mcts_cost+real_1s at 300 iterations per decision on the landscape of `target`
 // (DistanceModel), from `start`.
 SearchResult cost_plus_real_from(const std::shared_ptr<const PipelineGraph> &graph,
@@ -537,17 +548,16 @@ TEST(MctsSearch, CostPlusRealTakesAVariantThatMeasuresFaster) {
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     const ScheduleState target = random_complete(graph, space, seed);
     // A start that differs from the target in Func 0 only.
-    std::optional<ScheduleState> start;
-    for (uint64_t other = 100; other < 200 && !start; ++other) {
-      const ScheduleState o = random_complete(graph, space, other);
-      if (o.decision(0) == target.decision(0)) continue;
-      ScheduleState s(graph);
-      bool ok = decide_if_legal(s, o.decision(0));
-      for (size_t g = 1; ok && g < graph->funcs.size(); ++g) {
-        ok = decide_if_legal(s, target.decision(static_cast<int>(g)));
-      }
-      if (ok) start = s;
-    }
+    const std::optional<ScheduleState> start =
+        find_start(graph, space, [&](const ScheduleState &o) -> std::optional<ScheduleState> {
+          if (o.decision(0) == target.decision(0)) return std::nullopt;
+          ScheduleState s(graph);
+          bool ok = decide_if_legal(s, o.decision(0));
+          for (size_t g = 1; ok && g < graph->funcs.size(); ++g) {
+            ok = decide_if_legal(s, target.decision(static_cast<int>(g)));
+          }
+          return ok ? std::optional(s) : std::nullopt;
+        });
     if (!start) continue;
     ++tested;
     DistanceMeasurer measurer(target);
@@ -570,13 +580,13 @@ TEST(MctsSearch, CostPlusRealMeasuresTheCheapestWholeScheduleOnce) {
   int tested = 0;
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     const ScheduleState target = random_complete(graph, space, seed);
-    std::optional<ScheduleState> start;
-    for (uint64_t other = 100; other < 300 && !start; ++other) {
-      const ScheduleState o = random_complete(graph, space, other);
-      int differing = 0;
-      for (int f = 0; f < n; ++f) differing += !(o.decision(f) == target.decision(f));
-      if (differing == n && varied_func(target, o, graph) == -1) start = o;
-    }
+    const std::optional<ScheduleState> start =
+        find_start(graph, space, [&](const ScheduleState &o) -> std::optional<ScheduleState> {
+          int differing = 0;
+          for (int f = 0; f < n; ++f) differing += !(o.decision(f) == target.decision(f));
+          if (differing == n && varied_func(target, o, graph) == -1) return o;
+          return std::nullopt;
+        });
     if (!start) continue;
     ++tested;
     RecordingDistanceMeasurer measurer(target);
