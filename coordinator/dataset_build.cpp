@@ -85,27 +85,6 @@ struct BuildContext {
   DatasetBuildSummary summary;
 };
 
-// A failed schedule is not a sample, but it is a bug to chase (a schedule the space should
-// not hold, or a measurer fault): it goes to a file of its own beside the dataset,
-// `<out>.failed/<pipeline id>.<k>.json`, which `protuner measure --schedule` takes as is.
-std::filesystem::path failed_schedule_path(const std::string &dataset,
-                                           const std::string &pipeline_id, size_t index) {
-  return std::filesystem::path(dataset + ".failed") /
-         (pipeline_id + "." + std::to_string(index + 1) + ".json");
-}
-
-std::string keep_failed_schedule(const std::string &dataset, const std::string &pipeline_id,
-                                 size_t index, const std::string &schedule) {
-  const std::filesystem::path path = failed_schedule_path(dataset, pipeline_id, index);
-  const std::filesystem::path dir = path.parent_path();
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  std::ofstream out(path);
-  out << schedule << "\n";
-  if (ec || !out.flush()) throw IoError("cannot write the failed schedule to " + path.string());
-  return path.string();
-}
-
 void measure_schedule(BuildContext &ctx, const DatasetApp &app, const std::string &schedule,
                       size_t index, const std::string &label) {
   MeasureRequest request;
@@ -123,8 +102,7 @@ void measure_schedule(BuildContext &ctx, const DatasetApp &app, const std::strin
     outcome = "ok " + format_fixed(result.timing.min_ms, 3) + " ms";
     // It failed in an earlier build (a measurer since mended): nothing left to chase.
     std::error_code ignored;
-    std::filesystem::remove(failed_schedule_path(ctx.options.out, app.pipeline_id, index),
-                            ignored);
+    std::filesystem::remove(failed_schedule_path(ctx.options.out, app.pipeline_id, index), ignored);
   } else {
     ++ctx.summary.failed;
     outcome = std::string(status_name(result.status)) + ", schedule kept in " +

@@ -334,6 +334,39 @@ TEST(RecordingBackend, RecordsOkMeasurementsOfProtunerSchedulesOnly) {
   EXPECT_EQ(samples[0].min_ms, 3.0);
 }
 
+// A protuner schedule that crashes, fails to compile or computes a wrong output is a bug to
+// chase: it is kept beside the dataset, and a later run adds to what an earlier one kept.
+// The budget's verdicts (timeout, out of memory) are not kept.
+TEST(RecordingBackend, KeepsSchedulesThatFailedForABug) {
+  const std::string path = temp_dir() + "/kept.jsonl";
+  const std::filesystem::path failed = path + ".failed";
+  std::filesystem::create_directories(temp_dir());
+  std::filesystem::remove(path);
+  std::filesystem::remove_all(failed);
+  const std::vector<ScheduleState> states = random_states(3);
+  FakeBackend inner;
+  MeasureRequest request{kBlurApp, {ScheduleKind::kProtuner, ""}, "host", {}};
+  auto measure = [&](RecordingBackend &recorder, MeasureStatus status, int state) {
+    inner.fail_with = status;
+    request.schedule.schedule_json = schedule_to_json(states[state]);
+    EXPECT_EQ(recorder.measure(request).status, status);
+  };
+  {
+    RecordingBackend recorder(inner, path);
+    measure(recorder, MeasureStatus::kRuntimeCrash, 0);
+    measure(recorder, MeasureStatus::kTimeout, 1);
+    measure(recorder, MeasureStatus::kOutOfMemory, 1);
+    EXPECT_EQ(recorder.kept_failures(), 1);
+  }
+  RecordingBackend again(inner, path);
+  measure(again, MeasureStatus::kCompileError, 2);
+  EXPECT_EQ(again.kept_failures(), 1);
+  EXPECT_EQ(read_file(failed / "blurry.1.json"), schedule_to_json(states[0]) + "\n");
+  EXPECT_EQ(read_file(failed / "blurry.2.json"), schedule_to_json(states[2]) + "\n");
+  EXPECT_FALSE(std::filesystem::exists(failed / "blurry.3.json"));
+  EXPECT_TRUE(read_dataset(path).empty());
+}
+
 TEST(RecordingBackend, ADatasetThatCannotBeOpenedIsAnIoErrorNamingIt) {
   FakeBackend inner;
   try {
