@@ -121,6 +121,12 @@ bool tiling_allowed(const StageTiling &t, const StageContext &c, const SearchSpa
   return !(rule_2_applies(c, o) && (t.parallel_loops == 0 || tasks < o.cores));
 }
 
+// The pending decision's tiling of `stage` so far (empty before its first tile step).
+StageTiling pending_tiling(const ScheduleState &state, int stage) {
+  const std::vector<StageTiling> &tiled = state.pending().stages;
+  return static_cast<int>(tiled.size()) > stage ? tiled[stage] : StageTiling{};
+}
+
 StageContext stage_context(const ScheduleState &state, const SearchSpaceOptions &o) {
   const FuncNode &node = state.graph().funcs[state.num_decided()];
   StageContext c{state.pending_stage_extents()};
@@ -361,8 +367,7 @@ std::vector<Step> SearchSpace::tile_steps(const ScheduleState &state, int stage,
 
 std::vector<Step> SearchSpace::parallel_steps(const ScheduleState &state, int stage) const {
   const StageContext c = stage_context(state, options_);
-  const FuncDecision &d = state.pending();
-  StageTiling t = static_cast<int>(d.stages.size()) > stage ? d.stages[stage] : StageTiling{};
+  StageTiling t = pending_tiling(state, stage);
   const StageNode &node = state.graph().funcs[state.num_decided()].stages[stage];
   const bool movable = reduction_order_matters(node, t, c.extents);
   std::vector<Step> out;
@@ -475,11 +480,9 @@ std::string SearchSpace::pruned_because(const ScheduleState &state, const FuncDe
                  "gathers or too much code)";
         case Step::Kind::kParallel:
           if (step.reduction_outside) {
-            const std::vector<StageTiling> &tiled = s.pending().stages;
-            const StageTiling t =
-                static_cast<int>(tiled.size()) > next.stage ? tiled[next.stage] : StageTiling{};
             const StageNode &stage = s.graph().funcs[s.num_decided()].stages[next.stage];
-            if (!reduction_order_matters(stage, t, s.pending_stage_extents())) {
+            if (!reduction_order_matters(stage, pending_tiling(s, next.stage),
+                                         s.pending_stage_extents())) {
               return where + ": reduction_outside would change nothing (no middle loop)";
             }
           }

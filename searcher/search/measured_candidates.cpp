@@ -11,6 +11,12 @@ namespace {
 // The first line of an error: the rest (a child's stderr tail) goes to the debug log.
 std::string first_line(const std::string &text) { return text.substr(0, text.find('\n')); }
 
+// A candidate's runtime in seconds, nullopt when it failed.
+std::optional<double> seconds_of(const MeasureResult &r) {
+  if (!r.ok()) return std::nullopt;
+  return r.timing.min_ms / 1000.0;
+}
+
 }  // namespace
 
 BackendCandidateMeasurer::BackendCandidateMeasurer(MeasurementBackend &backend, AppSpec app,
@@ -31,9 +37,7 @@ std::vector<std::optional<double>> BackendCandidateMeasurer::measure(
 std::optional<double> BackendCandidateMeasurer::measure_one(const std::string &schedule_json) {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto it = results_.find(schedule_json);
-  const MeasureResult &r = it != results_.end() ? it->second : request(schedule_json, settings_);
-  if (!r.ok()) return std::nullopt;
-  return r.timing.min_ms / 1000.0;
+  return seconds_of(it != results_.end() ? it->second : request(schedule_json, settings_));
 }
 
 std::optional<double> BackendCandidateMeasurer::measure_allowing_compile(
@@ -41,12 +45,10 @@ std::optional<double> BackendCandidateMeasurer::measure_allowing_compile(
   const std::string json = schedule_to_json(state);
   std::lock_guard<std::mutex> lock(mutex_);
   const auto it = results_.find(json);
-  if (it != results_.end() && it->second.ok()) return it->second.timing.min_ms / 1000.0;
+  if (it != results_.end() && it->second.ok()) return seconds_of(it->second);
   MeasureSettings settings = settings_;
   settings.compile_timeout_seconds = compile_timeout_seconds;
-  const MeasureResult &r = request(json, settings);
-  if (!r.ok()) return std::nullopt;
-  return r.timing.min_ms / 1000.0;
+  return seconds_of(request(json, settings));
 }
 
 const MeasureResult &BackendCandidateMeasurer::request(const std::string &schedule_json,
