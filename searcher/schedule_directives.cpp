@@ -1,5 +1,6 @@
 #include "searcher/schedule_directives.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace protuner {
@@ -87,7 +88,22 @@ void stage_directives(const ScheduleState &state, int f, int s, std::vector<Dire
   // Reorder every loop, innermost first, before fusing: fuse needs its two loops adjacent.
   StageTiling unfused = t;
   unfused.parallel_loops = 0;
-  const std::vector<Loop> loops = stage_loops(stage, unfused, region);
+  std::vector<Loop> loops = stage_loops(stage, unfused, region);
+  // The parallel loop, if any, is the outermost: the first vars.size() loops, fused.
+  const std::vector<Loop> &final_loops = state.bounds(f).loops[s];
+  const Loop *parallel =
+      !final_loops.empty() && final_loops[0].parallel ? &final_loops[0] : nullptr;
+  if (parallel) {
+    // A variable's own loop (a one-point tile) goes innermost among the fused loops. Fused
+    // outside another variable's outer loop, Halide 14 recovers it by dividing the fused
+    // index by that loop's extent, and where the extent is a nested split's (outer, middle
+    // and inner loops) it cannot prove the divisor positive: the bound it infers reaches
+    // below the variable's min by the fused extent, and iir_blur's scans read channel -23
+    // of its input (AppliedSchedules.AVariablesOwnLoopFusesInsideTheOtherFusedLoops). The
+    // fused loop is parallel, so the order of its iterations is free.
+    std::stable_partition(loops.begin(), loops.begin() + parallel->vars.size(),
+                          [](const Loop &l) { return l.split; });
+  }
   Directive reorder{Kind::kReorder, f, s};
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
     reorder.vars.push_back(it->name);
@@ -95,12 +111,12 @@ void stage_directives(const ScheduleState &state, int f, int s, std::vector<Dire
   }
   if (loops.size() > 1) out.push_back(reorder);
 
-  const std::vector<Loop> &final_loops = state.bounds(f).loops[s];
-  for (const Loop &l : final_loops) {
-    if (!l.parallel) continue;
+  if (parallel) {
+    // The fused loop keeps the name the bounds give it, which compute_at directives use.
     std::string fused = loops[0].name;
-    for (size_t k = 1; k < l.vars.size(); ++k) {
-      const std::string next = fused + "_" + loops[k].name;
+    for (size_t k = 1; k < parallel->vars.size(); ++k) {
+      const std::string next =
+          k + 1 == parallel->vars.size() ? parallel->name : fused + "_" + loops[k].name;
       out.push_back({Kind::kFuse, f, s, {loops[k].name, fused, next}});
       fused = next;
     }

@@ -13,6 +13,7 @@
 #include "searcher/apply_schedule.h"
 #include "searcher/blocked_schedule.h"
 #include "searcher/fallback_schedule.h"
+#include "searcher/schedule_directives.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search_space.h"
 #include "searcher/strip_schedule.h"
@@ -60,7 +61,8 @@ int check_random_schedules(const std::function<Halide::Pipeline()> &build, uint6
     if (!state.complete()) return reduction_outside;
     bool outside = false;
     for (int f = 0; f < state.num_decided(); ++f) {
-      for (const StageTiling &t : state.decision(f).stages) outside = outside || t.reduction_outside;
+      for (const StageTiling &t : state.decision(f).stages)
+        outside = outside || t.reduction_outside;
     }
     reduction_outside += outside;
     Halide::Pipeline p = build();
@@ -129,7 +131,8 @@ Halide::Pipeline input_copy_pipeline(Halide::Func *copy_out = nullptr) {
   if (copy_out) *copy_out = copy;
   copy(x, y, c) = in(x, y, c);
   out(x, y, c) = copy(clamp(x, 0, in.width() - 1), clamp(y, 0, in.height() - 1),
-                      clamp(c, 0, in.channels() - 1)) * 0.5f;
+                      clamp(c, 0, in.channels() - 1)) *
+                 0.5f;
   in.set_estimates({{0, 96}, {0, 64}, {0, 3}});
   out.set_estimates({{0, 96}, {0, 64}, {0, 3}});
   return Pipeline(out);
@@ -247,6 +250,74 @@ TEST(AppliedSchedules, TheLastTileOfAConstantRegionStaysInsideItsBuffer) {
   EXPECT_EQ(check(expected, p), std::nullopt);
 }
 
+TEST(RandomSchedules, TwoPassScanComputesTheSameBits) {
+  check_random_schedules([] { return testing::two_pass_scan_pipeline(); }, 10);
+}
+
+// Found in iir_blur (its scans read channel -23 of 3): a variable's own loop (a one-point
+// tile) fused outside the outer loop of a variable split into outer, middle and inner
+// loops. Halide 14 recovers the own variable by dividing the fused index by the other
+// loop's extent, cannot prove that extent positive, and bounds the variable below its min
+// by the fused extent. Fused the other way round, the own loop inside, it is bounded right.
+TEST(AppliedSchedules, AVariablesOwnLoopFusesInsideTheOtherFusedLoops) {
+  using namespace Halide;
+  Func cols;
+  Pipeline by_hand = testing::two_pass_scan_pipeline(64, 48, &cols);
+  Var x("x"), c("c"), xt, xo, xm, xi, t;
+  cols.compute_root()
+      .update(0)
+      .split(x, xt, xi, 8, TailStrategy::GuardWithIf)
+      .split(xt, xo, xm, 2, TailStrategy::GuardWithIf)
+      .fuse(xo, c, t)  // c's own loop outside: the order the loop nest has
+      .parallel(t);
+  try {
+    run(by_hand);
+    ADD_FAILURE() << "Halide 14 no longer bounds the own loop loosely: the reorder may go";
+  } catch (const Halide::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("is accessed at"), std::string::npos) << e.what();
+  }
+
+  Halide::Pipeline reference = testing::two_pass_scan_pipeline();
+  const Halide::Buffer<> expected = run(reference);
+  Func named;
+  auto graph = testing::graph_of(testing::two_pass_scan_pipeline(64, 48, &named));
+  const int f = graph->find(named.name());
+  ASSERT_GE(f, 0);
+  const StageTiling whole{{1 << 20, 1 << 20, 1 << 20}, {1, 1, 1}, 0};
+  const StageTiling whole_update{{1 << 20, 1 << 20}, {1, 1}, 0};
+  ScheduleState state(graph);
+  while (!state.complete()) {
+    const FuncNode &node = graph->funcs[state.num_decided()];
+    FuncDecision d;
+    if (state.num_decided() == f) {
+      // 64 columns in outer loops of 16 (middle loops of 8-wide inner blocks), fused with
+      // c's own loop: 4 x 3 tasks.
+      d.stages = {whole, StageTiling{{16, 1}, {8, 1}, 2}, whole_update};
+    } else if (node.inlinable()) {
+      d.placement = Placement::kInline;
+    } else {
+      for (const StageNode &stage : node.stages) {
+        d.stages.push_back(stage.index == 0 ? whole : whole_update);
+      }
+    }
+    state.decide(d);
+  }
+  ASSERT_EQ(state.bounds(f).loops[1][0].name, "c_s1_x_s1_o");
+  EXPECT_EQ(state.bounds(f).loops[1][0].extent, 12);
+
+  bool fused_inside = false;
+  for (const Directive &d : schedule_directives(state)) {
+    if (d.kind == Directive::Kind::kFuse && d.func == f && d.stage == 1) {
+      EXPECT_EQ(d.vars, (std::vector<std::string>{"c_s1", "x_s1_o", "c_s1_x_s1_o"}));
+      fused_inside = true;
+    }
+  }
+  EXPECT_TRUE(fused_inside);
+  Halide::Pipeline p = testing::two_pass_scan_pipeline();
+  apply_schedule(state, p);
+  EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "failing");
+}
+
 // Every pipeline of test_pipelines.h, for checks of one schedule per pipeline.
 std::vector<std::function<Halide::Pipeline()>> every_test_pipeline() {
   return {[] { return testing::blur_chain_pipeline(); },
@@ -254,7 +325,8 @@ std::vector<std::function<Halide::Pipeline()>> every_test_pipeline() {
           [] { return testing::conv_relu_pipeline(); },
           [] { return testing::matmul_pipeline(); },
           [] { return testing::pyramid_pipeline(); },
-          [] { return testing::equalize_pipeline(); }};
+          [] { return testing::equalize_pipeline(); },
+          [] { return testing::two_pass_scan_pipeline(); }};
 }
 
 // The schedule tuning measures first must be right on every pipeline, and be the parallel,
@@ -313,8 +385,8 @@ TEST(StripSchedules, ComputeTheSameBitsInParallelStrips) {
       }
       Halide::Pipeline p = builds[i]();
       apply_schedule(state, p);
-      EXPECT_EQ(check(expected, p), std::nullopt)
-          << "pipeline " << i << ", seed " << k << ":\n" << schedule_source(state, "strips");
+      EXPECT_EQ(check(expected, p), std::nullopt) << "pipeline " << i << ", seed " << k << ":\n"
+                                                  << schedule_source(state, "strips");
     }
   }
 }
@@ -359,11 +431,19 @@ TEST(BlockedSchedules, ComputeTheSameBitsWithTheReductionAroundTheBlock) {
     const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
     const std::vector<ScheduleState> seeds =
         blocked_schedules(graph, SearchSpaceOptions::for_target(strict_host()));
+    // A 2-D reduction at least one block (a vector by the fewest rows) long in each.
+    const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+    int fewest_rows = kRegisterBlocks[0].rows;
+    for (const RegisterBlock &b : kRegisterBlocks) fewest_rows = std::min(fewest_rows, b.rows);
     bool has_2d_reduction = false;
     for (const FuncNode &f : graph->funcs) {
       for (const StageNode &s : f.stages) {
-        has_2d_reduction |= s.index > 0 && s.num_pure >= 2 &&
-                            static_cast<int>(s.loop_vars.size()) > s.num_pure;
+        if (s.index == 0 || s.num_pure < 2 || static_cast<int>(s.loop_vars.size()) == s.num_pure) {
+          continue;
+        }
+        const Region loops = s.loop_region(f.root_region);
+        has_2d_reduction |=
+            loops[0].extent() >= native_lanes(f, options) && loops[1].extent() >= fewest_rows;
       }
     }
     if (!has_2d_reduction) {

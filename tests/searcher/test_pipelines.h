@@ -1,8 +1,9 @@
 // Small pipelines for searcher tests, one per shape of computation the space must handle:
 // a stencil chain, a bilateral grid (scatter histogram + blur + slice), a convolution with
-// a reduction, a matrix multiply, a pyramid, and a histogram equalization (lookup tables). Each call builds fresh Funcs, so a test can
-// schedule one instance and compare it with another. Header-only: tests that compile
-// emitted schedule source build the same pipelines from it.
+// a reduction, a matrix multiply, a pyramid, a histogram equalization (lookup tables) and
+// a two-pass recursive filter (scans over input-sized domains). Each call builds fresh
+// Funcs, so a test can schedule one instance and compare it with another. Header-only:
+// tests that compile emitted schedule source build the same pipelines from it.
 #pragma once
 
 #include "Halide.h"
@@ -146,6 +147,34 @@ inline Halide::Pipeline equalize_pipeline(int width = 64, int height = 48) {
   out(x, y) = cast<uint8_t>(cdf(in(x, y)) * 255 / (width * height));
   in.set_estimates({{0, width}, {0, height}});
   out.set_estimates({{0, width}, {0, height}});
+  return Pipeline(out);
+}
+
+// A first-order recursive filter down the columns and back up, transposed, filtered the
+// same way and transposed back: the shape of iir_blur. The scans' reduction domains span
+// the input's own extents, so the second pass bounds the first's region by input.width(),
+// an expression rather than the output's extents. `cols_out` receives the first pass.
+inline Halide::Pipeline two_pass_scan_pipeline(int width = 64, int height = 48,
+                                               Halide::Func *cols_out = nullptr) {
+  using namespace Halide;
+  ImageParam in(Float(32), 3, "in");
+  Var x("x"), y("y"), c("c");
+  auto scan = [&](Func src, Expr extent, Func blurred) {
+    RDom down(1, extent - 1, "down"), up(1, extent - 1, "up");
+    Expr y_up = extent - 1 - up;
+    blurred(x, y, c) = src(x, y, c);
+    blurred(x, down, c) = 0.75f * blurred(x, down - 1, c) + 0.25f * src(x, down, c);
+    blurred(x, y_up, c) = 0.75f * blurred(x, y_up + 1, c) + 0.25f * blurred(x, y_up, c);
+  };
+  Func input("input"), cols("cols"), transposed("transposed"), rows("rows"), out("out");
+  if (cols_out) *cols_out = cols;
+  input(x, y, c) = in(x, y, c);
+  scan(input, in.height(), cols);
+  transposed(x, y, c) = cols(y, x, c);
+  scan(transposed, in.width(), rows);
+  out(x, y, c) = rows(y, x, c);
+  in.set_estimates({{0, width}, {0, height}, {0, 3}});
+  out.set_estimates({{0, width}, {0, height}, {0, 3}});
   return Pipeline(out);
 }
 
