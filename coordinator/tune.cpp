@@ -385,8 +385,15 @@ void measure_seeds(const PreparedApp &app, SearchOutcome &out, BackendCandidateM
   const double seed_seconds = settings.seeds_budget_share * seconds_between(start, deadline);
   const std::vector<SeedSchedule> seeds =
       seeds_to_measure(app.graph, app.space->options(), model, settings.seeds_measured);
+  const double seed_compile_seconds =
+      std::min(settings.measure.compile_timeout_seconds,
+               settings.seed_compile_share * seconds_between(start, deadline));
   for (size_t k = 0; k < seeds.size(); ++k) {
     if (k > 0 && seconds_between(start, Clock::now()) >= seed_seconds) break;
+    const double left = seconds_between(Clock::now(), deadline);
+    measurer.measure_allowing_compile(seeds[k].state,
+                                      std::max(measurer.settings().compile_timeout_seconds,
+                                               std::min(seed_compile_seconds, left)));
     keep_if_faster(out, seeds[k].state, seeds[k].predicted_seconds, measurer,
                    seconds_between(start, Clock::now()));
   }

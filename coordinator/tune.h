@@ -58,6 +58,12 @@ struct TuneSettings {
   // bilateral_grid at 3 minutes); baselines keep the full limit.
   double candidate_compile_share = 0.15;
   double candidate_compile_min_seconds = 20;
+  // A seed may compile for this share of the search's time (the budget less the reserve),
+  // within [its candidate limit, measure.compile_timeout_seconds] and the time left: 3 min
+  // allows 48 s, 15 min 120 s. Seeds are the structures experts write, and on a large
+  // network they compile slowest: resnet50's register-blocked seeds compiled in 33-37 s,
+  // past a 3-minute candidate's 27 s, and ran 80-170 ms against the fallback's 284.
+  double seed_compile_share = 0.3;
   // Seeds measured before the search (searcher/seed_schedules.h): at most this many beyond
   // the compute-root fallback, and none started once seeding has used this share of the
   // time to the search's deadline. 0 measures only the fallback.
@@ -149,7 +155,8 @@ struct SearchOutcome {
 
 // Measures the seed schedules (searcher/seed_schedules.h: the compute-root fallback, then
 // up to TuneSettings::seeds_measured strip and register-blocked seeds the cost model
-// predicts faster than it), then runs `algorithm` with seeds seed, seed+1, ... from `start`
+// predicts faster than it, each with the seed compile limit of TuneSettings::
+// seed_compile_share), then runs `algorithm` with seeds seed, seed+1, ... from `start`
 // until `deadline` (at least one run, even past it), measures each run's best complete
 // schedule through `measurer` when the search did not, and keeps the fastest measured, the
 // seed schedules included. Throws ConfigError for an unknown algorithm; a run that throws

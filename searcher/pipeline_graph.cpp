@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "common/errors.h"
@@ -425,6 +426,39 @@ void check_same_pipeline(const std::vector<FuncSignature> &expected,
   }
 }
 
+// Sets FuncNode::reads_keep_size: every footprint is evaluated over boxes of a few sizes
+// (odd and even, so divisions by small constants show) moved along each pure loop variable
+// by whole boxes, and the region it reads must keep its extents.
+void mark_size_keeping_reads(PipelineGraph &g) {
+  constexpr int64_t kBoxSizes[] = {3, 5, 7, 8};
+  constexpr int64_t kMoves = 24;
+  for (const FuncNode &f : g.funcs) {
+    for (const StageNode &s : f.stages) {
+      const Region loops = s.loop_region(f.root_region);
+      for (const Footprint &fp : s.footprints) {
+        FuncNode &p = g.funcs[g.find(fp.producer())];
+        if (!p.reads_keep_size) continue;
+        for (int v = 0; v < s.num_pure && p.reads_keep_size; ++v) {
+          for (int64_t size : kBoxSizes) {
+            Region box = loops;
+            std::optional<Region> first;
+            for (int64_t k = 0; k < kMoves; ++k) {
+              box[v] = {loops[v].min + k * size, loops[v].min + (k + 1) * size - 1};
+              Region read = fp.eval(box, p.root_region);
+              for (Span &sp : read) sp = {0, sp.extent() - 1};
+              if (!first) {
+                first = std::move(read);
+              } else if (read != *first) {
+                p.reads_keep_size = false;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 PipelineGraph analyze_pipeline(Halide::Pipeline &pipeline) {
   std::vector<HI::Function> outputs;
   for (const Halide::Func &f : pipeline.outputs()) outputs.push_back(f.function());
@@ -457,6 +491,7 @@ PipelineGraph analyze_pipeline(Halide::Pipeline &pipeline) {
   }
   compute_root_regions(graph, env);
   mark_overcompute_hazards(graph);
+  mark_size_keeping_reads(graph);
   return graph;
 }
 

@@ -91,6 +91,13 @@ struct FuncNode {
   // bounds it with min/max expressions whose extents it cannot prove positive.
   bool region_from_clamps = false;
 
+  // Whether every read of it maps equal boxes of the reader's loops to regions of equal
+  // extents wherever the box lies: translations and scalings do, a division by 3 read over
+  // boxes of 5 does not ([0, 4] / 3 is two points, [5, 9] / 3 three). Computed per box of
+  // a reader's tiles, it then covers the same extents in every realization unless a tile is
+  // partial or clamped (ScheduleState::same_size_realizations).
+  bool reads_keep_size = true;
+
   // Whether its stages may fuse outer loops into one parallel loop. Halide 14 bounds a
   // variable fused over loop extents it cannot prove positive (regions from clamps)
   // loosely: the outermost one by about the whole fused extent on both sides. The stage

@@ -218,7 +218,7 @@ const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
     // random-schedule test's input copy, computed per tile of two channels of three, had
     // one channel in its last tile), where any split can leave a partial tile.
     const auto partial = [&](int g, const Loop &l) {
-      return l.has_tail || (l.split && bounds(g).realizations > 1);
+      return l.has_tail || (l.split && !same_size_realizations(g));
     };
     if (widens_f(at.func) &&
         std::any_of(stage.begin(), stage.end(), [&](const Loop &l) { return partial(at.func, l); }))
@@ -230,6 +230,21 @@ const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
     }
   }
   return nullptr;
+}
+
+bool ScheduleState::same_size_realizations(int g) const {
+  const FuncBounds &b = bounds(g);
+  if (b.realizations <= 1) return true;
+  const FuncNode &node = graph_->funcs[g];
+  if (node.region_from_clamps || !node.reads_keep_size) return false;
+  const FuncDecision &d = decision(g);
+  if (d.placement != Placement::kAt) return true;
+  const LoopRef &at = d.compute_at;
+  const std::vector<Loop> &loops = bounds(at.func).loops[at.stage];
+  for (int k = 0; k <= at.loop; ++k) {
+    if (loops[k].has_tail) return false;
+  }
+  return same_size_realizations(at.func);
 }
 
 bool ScheduleState::inside_fused_loop(const LoopRef &at) const {

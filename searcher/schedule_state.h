@@ -83,8 +83,14 @@ class ScheduleState {
   // a use outside `at`; `at` is or is inside a fused loop (Halide 14 infers wrong bounds
   // there); or the Func's over-compute reads past an input
   // (FuncNode::overcompute_reads_past_inputs) and `at`'s stage, or a loop enclosing it,
-  // has a partial last tile.
+  // has a partial last tile (split loops count as partial in Funcs whose realizations may
+  // differ in size: same_size_realizations).
   const char *compute_at_refusal(const LoopRef &at) const;
+  // Whether every realization of decided Func g covers a region of the same extents, so
+  // its full tiles stay full: it is computed once, or its readers keep sizes
+  // (FuncNode::reads_keep_size), no clamp cuts its region, no loop around its realization
+  // has a partial last tile, and the same holds for the Func it is computed in.
+  bool same_size_realizations(int g) const;
   // Whether `at` is, or is inside, a fused loop.
   bool inside_fused_loop(const LoopRef &at) const;
   // Whether `at` is, or is inside, a parallel loop (root: false).

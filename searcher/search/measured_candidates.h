@@ -50,6 +50,8 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
   std::optional<MeasureResult> result_for(const std::string &schedule_json) const;
 
   const AppSpec &app() const { return app_; }
+  // The settings candidates are measured with (measure_allowing_compile aside).
+  const MeasureSettings &settings() const { return settings_; }
 
  private:
   std::optional<double> measure_one(const std::string &schedule_json);

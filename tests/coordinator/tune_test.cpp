@@ -163,6 +163,41 @@ TEST(SearchUntil, GivesTheFallbackALongerCompileLimitWhenNothingCompiles) {
   EXPECT_LE(fallback_limits[1], 3);  // no more than the time left
 }
 
+// Seeds compile for TuneSettings::seed_compile_share of the search's time, search candidates
+// for their own limit: resnet50's register-blocked seeds compile for longer than a
+// candidate may at 3 minutes.
+TEST(SearchUntil, GivesSeedsALongerCompileLimitThanSearchCandidates) {
+  const PreparedApp app = prepare_app(kBlurApp, 2);
+  AnalyticModel model(app.graph, app.machine);
+  const std::vector<SeedSchedule> seeds =
+      seeds_to_measure(app.graph, app.space->options(), model, kDefaultSeedsMeasured);
+  std::set<std::string> seed_json;
+  for (const SeedSchedule &s : seeds) seed_json.insert(schedule_to_json(s.state));
+  FakeBackend backend;
+  MeasureSettings candidate;
+  candidate.compile_timeout_seconds = 0.2;
+  BackendCandidateMeasurer m(backend, kBlurApp, "host", candidate);
+  TuneSettings settings;
+  settings.seed_compile_share = 0.5;  // of 2 s: 1 s
+  settings.seeds_budget_share = 1e6;  // every seed, however long seeding takes
+  const Clock::time_point now = Clock::now();
+  search_until(app, "greedy", 1, now, now + std::chrono::seconds(2), m, settings,
+               [](const LoopProgress &) {});
+  int seed_requests = 0, search_requests = 0;
+  for (const MeasureRequest &r : backend.requests) {
+    if (seed_json.count(r.schedule.schedule_json)) {
+      ++seed_requests;
+      EXPECT_GT(r.settings.compile_timeout_seconds, 0.2);
+      EXPECT_LE(r.settings.compile_timeout_seconds, 1.0);
+    } else {
+      ++search_requests;
+      EXPECT_EQ(r.settings.compile_timeout_seconds, 0.2);
+    }
+  }
+  EXPECT_EQ(seed_requests, static_cast<int>(seeds.size()));
+  EXPECT_GT(search_requests, 0);
+}
+
 // Before searching, the fallback and then the seeds of seeds_to_measure are measured in its
 // order, at most TuneSettings::seeds_measured of them; none but the fallback once seeding
 // has used TuneSettings::seeds_budget_share of the time.

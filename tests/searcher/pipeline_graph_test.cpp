@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <Halide.h>
+#include <map>
 
 #include "common/app.h"
 #include "common/host_target.h"
@@ -109,6 +110,33 @@ TEST(PipelineGraph, FootprintFollowsTheConsumerRegion) {
   // A 16x8 tile of the output at (32, 64) needs rows 63..72 of blur_x.
   const Region need = out.footprints[0].eval({{32, 47}, {64, 71}}, {});
   EXPECT_EQ(need, (Region{{32, 47}, {63, 72}}));
+}
+
+// Shifted and scaled reads keep a box's extents wherever the box lies; so does halving
+// (a box of t points reads (t + 1) / 2 or t / 2 + 1, alike at every offset). A division by
+// 3 does not: [0, 4] / 3 reads two points, [5, 9] / 3 three.
+TEST(PipelineGraph, MarksFuncsWhoseReadsKeepABoxsExtents) {
+  Halide::ImageParam in(Halide::Float(32), 1, "in");
+  Halide::Var x("x");
+  Halide::Func shifted("shifted"), doubled("doubled"), halved("halved"), thirds("thirds"),
+      out("out");
+  shifted(x) = in(x) + 1.0f;
+  doubled(x) = in(x) + 2.0f;
+  halved(x) = in(x) + 3.0f;
+  thirds(x) = in(x) + 4.0f;
+  out(x) = shifted(x + 1) + doubled(2 * x) + halved(x / 2) + thirds(x / 3);
+  in.set_estimates({{0, 256}});
+  out.set_estimates({{0, 64}});
+  Halide::Pipeline p(out);
+  const PipelineGraph g = analyze_pipeline(p);
+  std::map<std::string, bool> keeps;
+  for (const FuncNode &f : g.funcs) keeps[stable_func_name(f.name)] = f.reads_keep_size;
+  EXPECT_EQ(keeps, (std::map<std::string, bool>{{"out", true},
+                                                {"in_im", true},
+                                                {"shifted", true},
+                                                {"doubled", true},
+                                                {"halved", true},
+                                                {"thirds", false}}));
 }
 
 TEST(PipelineGraph, UpdateStagesCarryReductionDomainsAndDataDependentWrites) {

@@ -636,6 +636,71 @@ TEST(SearchSpace, AFuncReadingInputsIsNotComputedInsidePartialTiles) {
   EXPECT_GT(offered, 0);
 }
 
+// A Func computed per full tile of the output covers the same extents in every
+// realization, so its own full tiles stay full there too: a Func it reads at following
+// indices may be computed inside its split loops (nl_means' expert computes its patch
+// distances that way), unless a tile around it is partial or the reads between change
+// extents with the tile's offset.
+TEST(SearchSpace, AFuncReadingInputsMayBeComputedInsideTheSplitLoopsOfFullTiles) {
+  auto graph_reading_acc = [](bool by_thirds) {
+    using namespace Halide;
+    ImageParam in(Float(32), 2, "in");  // no boundary condition: over-compute reads past it
+    Var x("x"), y("y");
+    Func blur_x("blur_x"), acc("acc"), out("out");
+    blur_x(x, y) = in(x, y) + in(x + 1, y);
+    acc(x, y) = blur_x(x, y) + blur_x(x + 1, y);
+    out(x, y) = (by_thirds ? acc(x / 3, y) : acc(x, y)) * 2.0f;
+    in.set_estimates({{0, 66}, {0, 32}});
+    out.set_estimates({{0, 64}, {0, 32}});
+    return graph_of(Pipeline(out));
+  };
+  // out in tiles of `tile` columns; acc per tile, its columns in inner blocks of 8.
+  auto out_in_tiles = [](std::shared_ptr<const PipelineGraph> graph, int64_t tile) {
+    ScheduleState s(graph);
+    FuncDecision out;
+    out.placement = Placement::kRoot;
+    out.stages = {StageTiling{{tile, 32}, {1, 1}, 1}};
+    s.decide(out);
+    return s;
+  };
+  FuncDecision acc;
+  acc.placement = Placement::kAt;
+  acc.compute_at = acc.store_at = {0, 0, 0};
+  acc.stages = {StageTiling{{1 << 20, 32}, {8, 1}, 0}};
+  const auto graph = graph_reading_acc(false);
+  ASSERT_EQ(stable_func_name(graph->funcs[1].name), "acc");
+  ASSERT_TRUE(graph->funcs[2].overcompute_reads_past_inputs);
+  ASSERT_TRUE(graph->funcs[1].widens[2]);
+
+  ScheduleState full = out_in_tiles(graph, 16);
+  full.decide(acc);
+  EXPECT_EQ(full.bounds(1).realizations, 4);
+  ASSERT_TRUE(full.bounds(1).loops[0][1].split);  // acc's columns: 2 blocks of 8 per tile
+  EXPECT_TRUE(full.same_size_realizations(1));
+  EXPECT_EQ(full.compute_at_refusal({1, 0, 0}), nullptr);
+  int offered = 0;
+  for (const Step &c : space_for_tests().children(full)) {
+    offered += c.placement == Placement::kAt && c.compute_at.func == 1;
+  }
+  EXPECT_GT(offered, 0);
+
+  // 64 columns in tiles of 24 leave a last tile of 16: acc itself reads the input through
+  // blur_x and may not be computed there.
+  const char *partial_tile =
+      "compute_at a loop nest with a partial last tile, where Halide would compute it for the "
+      "whole tile and read an input past its bounds";
+  EXPECT_EQ(out_in_tiles(graph, 24).check_decision(acc), partial_tile);
+
+  // Read as acc(x / 3), acc's realizations may differ in extents: tiles of 5 columns of
+  // out read 2 or 3 of acc's.
+  const auto thirds = graph_reading_acc(true);
+  ASSERT_FALSE(thirds->funcs[1].reads_keep_size);
+  ScheduleState resampled = out_in_tiles(thirds, 16);
+  resampled.decide(acc);
+  EXPECT_FALSE(resampled.same_size_realizations(1));
+  EXPECT_STREQ(resampled.compute_at_refusal({1, 0, 0}), partial_tile);
+}
+
 // The same partial tiles are harmless where the tile's Func reads through a clamp: the
 // blur chain's input wrapper computed per tile of repeat_edge reads only clamped points.
 TEST(SearchSpace, APartialTileOfAClampingFuncDoesNotWidenWhatItReads) {
