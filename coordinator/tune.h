@@ -65,8 +65,8 @@ struct TuneSettings {
   // past a 3-minute candidate's 27 s, and ran 80-170 ms against the fallback's 284.
   double seed_compile_share = 0.3;
   // Seeds measured before the search (searcher/seed_schedules.h): at most this many beyond
-  // the compute-root fallback, and none started once seeding has used this share of the
-  // time to the search's deadline. 0 measures only the fallback.
+  // the compute-root fallback, and none started once they have used this share of the time
+  // from the fallback's end to the search's deadline. 0 measures only the fallback.
   int seeds_measured = kDefaultSeedsMeasured;
   double seeds_budget_share = kDefaultSeedsBudgetShare;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
