@@ -440,6 +440,7 @@ void mark_size_keeping_reads(PipelineGraph &g) {
         if (!p.reads_keep_size) continue;
         for (int v = 0; v < s.num_pure && p.reads_keep_size; ++v) {
           for (int64_t size : kBoxSizes) {
+            if (!p.reads_keep_size) break;
             Region box = loops;
             std::optional<Region> first;
             for (int64_t k = 0; k < kMoves; ++k) {
