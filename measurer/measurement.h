@@ -29,6 +29,11 @@ enum class ScheduleKind : uint8_t {
   kAutoscheduler,
 };
 
+// How a protuner schedule becomes Halide calls (searcher/schedule_directives.h), named in
+// result-cache keys: the same schedule JSON applied through other directives is another
+// measurement. Change it when the directives change.
+constexpr const char *kProtunerDirectives = "2: splits without a tail shift inwards";
+
 struct ScheduleSpec {
   // Brace-initialized as {kind}, {kind, json} or with every field: the kind-specific
   // fields default to empty without -Wmissing-field-initializers at every call site.

@@ -34,6 +34,9 @@ std::string measurement_key(const MeasureRequest &request, const std::string &re
     } catch (const ConfigError &) {
     }
   }
+  if (request.schedule.kind == ScheduleKind::kProtuner) {
+    req["schedule"]["directives"] = kProtunerDirectives;
+  }
   for (const char *limit : {"compile_timeout_seconds", "run_timeout_seconds", "memory_limit_mb",
                             "require_smt_off"}) {
     req["settings"].erase(limit);

@@ -69,7 +69,8 @@ void apply_directive(const Directive &d, const PipelineGraph &g, std::vector<Hal
     }
     case Kind::kSplit:
       stage.split(var(0), var(1), var(2), static_cast<int>(d.factor),
-                  Halide::TailStrategy::GuardWithIf);
+                  d.shift_inwards ? Halide::TailStrategy::ShiftInwards
+                                  : Halide::TailStrategy::GuardWithIf);
       break;
     case Kind::kReorder: {
       std::vector<Halide::VarOrRVar> order;
@@ -145,7 +146,7 @@ std::string directive_source(const Directive &d, const PipelineGraph &g) {
     case Kind::kSplit:
       os << stage_source(d) << ".split(" << var_source(d.vars[0]) << ", "
          << var_source(d.vars[1]) << ", " << var_source(d.vars[2]) << ", " << d.factor
-         << ", TailStrategy::GuardWithIf);";
+         << (d.shift_inwards ? ", TailStrategy::ShiftInwards);" : ", TailStrategy::GuardWithIf);");
       break;
     case Kind::kReorder:
       os << stage_source(d) << ".reorder(std::vector<VarOrRVar>{";

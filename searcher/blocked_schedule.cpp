@@ -1,9 +1,13 @@
 #include "searcher/blocked_schedule.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "searcher/fallback_schedule.h"
+#include "searcher/schedule_json.h"
 #include "searcher/strip_schedule.h"
 
 namespace protuner {
@@ -55,8 +59,9 @@ std::optional<StageTiling> blocked_tiling(const FuncNode &f, const StageNode &st
   return t;
 }
 
-// The output's stage 0 in parallel cache tiles of `block`s, or nothing when it is not a
-// pure 2-D-or-more stage at least a block long.
+// The stage 0 of f in cache tiles of `block`s, every loop outside them fused into one
+// parallel loop, or nothing when it is not a pure 2-D-or-more stage a whole number of blocks
+// long that has loops outside its tiles.
 std::optional<StageTiling> tiled_blocks(const FuncNode &f, const RegisterBlock &block,
                                         const SearchSpaceOptions &options) {
   const StageNode &stage = f.stages[0];
@@ -69,68 +74,179 @@ std::optional<StageTiling> tiled_blocks(const FuncNode &f, const RegisterBlock &
   // (ScheduleState refuses that placement).
   if (ex % bx != 0 || ey % by != 0) return std::nullopt;
   StageTiling t = block_of(loops, stage.num_pure, bx, by);
-  t.tile[0] = bx * largest_divisor_at_most(ex / bx, kTileBlocksInner);
-  t.tile[1] = by * largest_divisor_at_most(ey / by, kTileBlocksRows);
-  // Only the outermost tile loop runs in parallel: nothing may be computed inside fused
-  // loops (a Halide 14 bounds bug, ScheduleState's inside_fused_loop rule).
-  if (t.tile[0] >= ex && t.tile[1] >= ey) return std::nullopt;
-  t.parallel_loops = 1;
+  t.tile[0] = bx;
+  t.tile[1] = by * largest_divisor_at_most(ey / by, kInTileBlocksTall);
+  // The other variables (a convolution's rows and batch) iterate outside the tiles.
+  for (int v = 2; v < stage.num_pure; ++v) t.tile[v] = 1;
+  int outer = 0;
+  for (int v = 0; v < stage.num_pure; ++v) outer += t.tile[v] < loops[v].extent() ? 1 : 0;
+  if (outer == 0) return std::nullopt;
+  t.parallel_loops = f.may_fuse_parallel_loops() ? outer : 1;
   return t;
 }
 
-// The reduction Func the output maps pointwise (its only consumer is the output, which
-// reads it at the point it computes), or -1.
-int pointwise_reduction(const ScheduleState &state) {
+// The reduction Funcs that decided Func f maps pointwise (f is their only consumer and
+// reads them at the point it computes).
+std::vector<int> pointwise_reductions(const ScheduleState &state, int f) {
   const PipelineGraph &g = state.graph();
-  for (int p : g.funcs[0].producers) {
+  std::vector<int> out;
+  for (int p : g.funcs[f].producers) {
     const FuncNode &node = g.funcs[p];
     const bool reduces =
         std::any_of(node.stages.begin(), node.stages.end(), blockable_reduction);
-    if (reduces && node.consumers.size() == 1 && state.inline_footprint(p) == 1) return p;
+    if (reduces && node.consumers.size() == 1 && state.inline_footprint(p) == 1) {
+      out.push_back(p);
+    }
   }
-  return -1;
+  return out;
+}
+
+// Whether the update `stage` of `f` reads Func p as a panel: p's innermost dimension along
+// the block's vectors (the stage's variable 0) and some other dimension along a reduction
+// variable, so each reduction step loads a row of p as vectors (mat_mul's B, a
+// convolution's filter). Probed on the footprint: one variable over its whole range, the
+// others at one point.
+bool reads_panel(const PipelineGraph &g, const FuncNode &f, const StageNode &stage, int p) {
+  const Region whole = stage.loop_region(f.root_region);
+  Region point = whole;
+  for (Span &s : point) s.max = s.min;
+  for (const Footprint &fp : stage.footprints) {
+    if (g.find(fp.producer()) != p || fp.dimensions() < 2) continue;
+    const auto varies = [&](int v, int dim) {
+      Region r = point;
+      r[v] = whole[v];
+      return fp.eval(r, g.funcs[p].root_region)[dim].extent() > 1;
+    };
+    bool reduction_outer = false;
+    for (int v = stage.num_pure; v < static_cast<int>(stage.loop_vars.size()); ++v) {
+      for (int dim = 1; dim < fp.dimensions(); ++dim) reduction_outer |= varies(v, dim);
+    }
+    if (varies(0, 0) && reduction_outer) return true;
+  }
+  return false;
+}
+
+// The decision copying Func p per tile of a consumer (at its parallel loop `at`), vectorized
+// along its innermost dimension: the panel the tile's blocks share, one dense block.
+FuncDecision panel_copy(const ScheduleState &state, int p, const LoopRef &at,
+                        const SearchSpaceOptions &options) {
+  const FuncNode &node = state.graph().funcs[p];
+  FuncDecision d;
+  d.placement = Placement::kAt;
+  d.compute_at = d.store_at = at;
+  const Region r = node.stages[0].loop_region(state.region_at(p, d.compute_at));
+  StageTiling t;
+  for (int v = 0; v < node.stages[0].num_pure; ++v) {
+    t.tile.push_back(std::max<int64_t>(1, r[v].extent()));
+    t.inner.push_back(1);
+  }
+  const int64_t lanes = native_lanes(node, options);
+  if (!t.tile.empty() && t.tile[0] % lanes == 0) t.inner[0] = lanes;
+  d.stages = {t};
+  return d;
+}
+
+// The decision computing reduction Func p per block, at loop `at` of its consumer: every
+// stage over the whole block, vectorized and unrolled (the accumulator in registers).
+FuncDecision per_block(const ScheduleState &state, int p, const LoopRef &at) {
+  FuncDecision d;
+  d.placement = Placement::kAt;
+  d.compute_at = d.store_at = at;
+  const Region region = state.region_at(p, at);
+  for (const StageNode &stage : state.graph().funcs[p].stages) {
+    const Region r = stage.loop_region(region);
+    StageTiling t;
+    for (int v = 0; v < stage.num_pure; ++v) {
+      t.tile.push_back(std::max<int64_t>(1, r[v].extent()));
+      t.inner.push_back(v < 2 ? t.tile.back() : 1);
+    }
+    d.stages.push_back(t);
+  }
+  return d;
+}
+
+// Where a tiled consumer computes Funcs inside its loops: reductions per block, panels per
+// tile.
+struct InTilePlacements {
+  std::map<int, LoopRef> per_block;
+  std::map<int, LoopRef> per_tile;
+};
+
+// Decides Func f, when some reduction it maps pointwise can be blocked in its tiles, with
+// the `shape`-th best block of register_blocks (the last one when it has fewer): f at root
+// in parallel tiles of blocks; records its reductions (at the block loop) and, with
+// `panels`, their panels (at the parallel loop). False, with nothing decided, otherwise.
+bool decide_tiled_consumer(ScheduleState &state, int f, int shape, bool panels,
+                           const SearchSpaceOptions &options, InTilePlacements &placed) {
+  const PipelineGraph &g = state.graph();
+  const FuncNode &node = g.funcs[f];
+  if (node.stages.size() != 1 || node.stages[0].num_pure < 2) return false;
+  const Region loops = node.stages[0].loop_region(node.root_region);
+  const std::vector<RegisterBlock> blocks =
+      register_blocks(native_lanes(node, options), loops[0].extent(), loops[1].extent(),
+                      vector_registers(options));
+  if (blocks.empty()) return false;
+  const std::optional<StageTiling> tiles =
+      tiled_blocks(node, blocks[std::min<size_t>(shape, blocks.size() - 1)], options);
+  if (!tiles) return false;
+  ScheduleState trial = state;
+  FuncDecision d;
+  d.placement = Placement::kRoot;
+  d.stages = {*tiles};
+  if (!trial.check_decision(d).empty()) return false;
+  trial.decide(std::move(d));
+  const std::vector<int> reductions = pointwise_reductions(trial, f);
+  // The block loop: the loop around the vectorized and unrolled block (a middle loop over
+  // a tile's blocks, or the parallel loop when a tile is one block).
+  const std::vector<Loop> &nest = trial.bounds(f).loops[0];
+  int block_loop = -1;
+  for (int l = 0; l < static_cast<int>(nest.size()); ++l) {
+    if (nest[l].kind != LoopKind::kInner) block_loop = l;
+  }
+  if (reductions.empty() || block_loop < 0 || !nest[0].parallel) return false;
+  state = std::move(trial);
+  for (int r : reductions) {
+    placed.per_block[r] = LoopRef{f, 0, block_loop};
+    if (!panels) continue;
+    const FuncNode &reducer = g.funcs[r];
+    const StageNode &update =
+        *std::find_if(reducer.stages.begin(), reducer.stages.end(), blockable_reduction);
+    for (int p : reducer.producers) {
+      if (g.funcs[p].stages.size() == 1 && reads_panel(g, reducer, update, p)) {
+        placed.per_tile.emplace(p, LoopRef{f, 0, 0});
+      }
+    }
+  }
+  return true;
 }
 
 std::optional<ScheduleState> blocked_in_tile(std::shared_ptr<const PipelineGraph> graph,
-                                             const RegisterBlock &block,
+                                             int shape, bool panels,
                                              const SearchSpaceOptions &options) {
-  const FuncNode &owner = graph->funcs[0];
-  if (!owner.is_output) return std::nullopt;
-  const std::optional<StageTiling> tiles = tiled_blocks(owner, block, options);
-  if (!tiles) return std::nullopt;
   ScheduleState state(graph);
-  FuncDecision out;
-  out.placement = Placement::kRoot;
-  out.stages = {*tiles};
-  if (!state.check_decision(out).empty()) return std::nullopt;
-  state.decide(std::move(out));
-  const int reduction = pointwise_reduction(state);
-  // The block loop: the innermost middle loop, around the vectorized and unrolled block.
-  const std::vector<Loop> &loops = state.bounds(0).loops[0];
-  int block_loop = -1;
-  for (int l = 0; l < static_cast<int>(loops.size()); ++l) {
-    if (loops[l].kind == LoopKind::kMiddle) block_loop = l;
-  }
-  if (reduction < 0 || block_loop < 0) return std::nullopt;
-
-  for (int f = 1; f < static_cast<int>(graph->funcs.size()); ++f) {
+  InTilePlacements placed;
+  bool blocked = false, copied = false;
+  for (int f = 0; f < static_cast<int>(graph->funcs.size()); ++f) {
     const FuncNode &node = graph->funcs[f];
-    if (f == reduction) {
-      FuncDecision d;
-      d.placement = Placement::kAt;
-      d.compute_at = d.store_at = LoopRef{0, 0, block_loop};
-      const Region region = state.region_at(f, d.compute_at);
-      for (const StageNode &stage : node.stages) {
-        const Region r = stage.loop_region(region);
-        StageTiling t;
-        for (int v = 0; v < stage.num_pure; ++v) {
-          t.tile.push_back(std::max<int64_t>(1, r[v].extent()));
-          t.inner.push_back(v < 2 ? t.tile.back() : 1);  // the whole block, in registers
-        }
-        d.stages.push_back(t);
+    // A placement the space refuses (a use outside the consumer's loop) falls through to
+    // the seed's default for the Func.
+    if (const auto at = placed.per_block.find(f); at != placed.per_block.end()) {
+      FuncDecision d = per_block(state, f, at->second);
+      if (state.check_decision(d).empty()) {
+        state.decide(std::move(d));
+        continue;
       }
-      if (!state.check_decision(d).empty()) return std::nullopt;
-      state.decide(std::move(d));
+    }
+    if (const auto at = placed.per_tile.find(f); at != placed.per_tile.end()) {
+      FuncDecision d = panel_copy(state, f, at->second, options);
+      if (state.check_decision(d).empty()) {
+        state.decide(std::move(d));
+        copied = true;
+        continue;
+      }
+    }
+    if (decide_tiled_consumer(state, f, shape, panels, options, placed)) {
+      blocked = true;
       continue;
     }
     FuncDecision inlined;
@@ -141,17 +257,49 @@ std::optional<ScheduleState> blocked_in_tile(std::shared_ptr<const PipelineGraph
       state.decide(fallback_decision(node, options));
     }
   }
+  if (!blocked || (panels && !copied)) return std::nullopt;
   return state;
 }
 
 }  // namespace
 
+int vector_registers(const SearchSpaceOptions &options) {
+  return options.vector_bits >= 512 ? 32 : 16;
+}
+
+std::vector<RegisterBlock> register_blocks(int64_t lanes, int64_t ex, int64_t ey,
+                                           int vector_registers) {
+  std::vector<RegisterBlock> blocks;
+  for (int v = 1; v <= kMaxBlockVectors; ++v) {
+    if (ex % (v * lanes) != 0) continue;
+    // The most rows that divide ey with v x r + v + 1 registers.
+    for (int r = (vector_registers - v - 1) / v; r >= 1; --r) {
+      if (ey % r != 0) continue;
+      if (v * r >= kMinAccumulators && v * r >= v + r) blocks.push_back({v, r});
+      break;
+    }
+  }
+  // Most multiply-adds per load first, then the wider block (fewer broadcasts).
+  const auto per_load = [](const RegisterBlock &b) {
+    return static_cast<double>(b.vectors * b.rows) / (b.vectors + b.rows);
+  };
+  std::stable_sort(blocks.begin(), blocks.end(),
+                   [&](const RegisterBlock &a, const RegisterBlock &b) {
+                     return per_load(a) != per_load(b) ? per_load(a) > per_load(b)
+                                                       : a.vectors > b.vectors;
+                   });
+  if (blocks.size() > static_cast<size_t>(kInTileBlockShapes)) blocks.resize(kInTileBlockShapes);
+  return blocks;
+}
+
 std::vector<ScheduleState> blocked_in_tile_schedules(std::shared_ptr<const PipelineGraph> graph,
                                                      const SearchSpaceOptions &options) {
   std::vector<ScheduleState> out;
-  for (const RegisterBlock &block : kRegisterBlocks) {
-    if (std::optional<ScheduleState> s = blocked_in_tile(graph, block, options)) {
-      out.push_back(std::move(*s));
+  std::set<std::string> seen;  // a shape past every Func's last repeats the last
+  for (int shape = 0; shape < kInTileBlockShapes; ++shape) {
+    for (bool panels : {false, true}) {
+      std::optional<ScheduleState> s = blocked_in_tile(graph, shape, panels, options);
+      if (s && seen.insert(schedule_to_json(*s)).second) out.push_back(std::move(*s));
     }
   }
   return out;

@@ -37,45 +37,73 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
   }
 }
 
-// Splits every pure variable into the loops stage_loops() describes. Every split guards its
-// tail (GuardWithIf): Halide's default tails compute past the region a consumer needs
-// (ShiftInwards when the region is smaller than a tile, RoundUp in updates), and where that
-// region reaches an input buffer without a boundary condition the reads go out of bounds.
+// Splits every pure variable into the loops stage_loops() describes. A split guards its tail
+// (GuardWithIf) unless it has none: Halide's default tails compute past the region a
+// consumer needs (ShiftInwards when the region is smaller than a tile, RoundUp in updates),
+// and where that region reaches an input buffer without a boundary condition the reads go
+// out of bounds. But guarded tiles have symbolic extents: a Func computed per tile gets a
+// buffer of symbolic size, which LLVM cannot keep in registers (conv_layer's accumulator
+// block inside GuardWithIf tiles of its ReLU ran 101 ms, inside ShiftInwards tiles 32 ms,
+// the expert's). So where the factor divides the variable's extent and every realization
+// of the Func has the same extents (`exact`: a pure definition, realizations of one size,
+// ScheduleState::same_size_realizations, no sliding window over its loops), the split
+// shifts inwards: at the sizes tuned for
+// it computes what the guard would, and Halide knows the tiles are whole. (At an output
+// smaller than a tile it would compute outside the buffer; Halide's bounds checks refuse
+// that with an error.)
 //
 // Three loops are split inner tile first, then the rest into tiles of tile/inner inner
 // tiles (the space's tiles are multiples of the inner tile). The same loops split outer
 // first lose the tile's guard in Halide 14 when the region is a compile-time constant (a
 // lookup table indexed by a uint8) and the inner loop is vectorized: the last tile stores
 // past the allocation (AppliedSchedules.TheLastTileOfAConstantRegionStaysInsideItsBuffer).
-void split_directives(const StageNode &stage, const StageTiling &t, const Region &region, int f,
-                      int s, std::vector<Directive> &out) {
+void split_directives(const StageNode &stage, const StageTiling &t, const Region &region,
+                      bool exact, int f, int s, std::vector<Directive> &out) {
   for (int v = 0; v < stage.num_pure; ++v) {
     const std::string name = loop_base_name(stage, v);
     if (name != stage.loop_vars[v])
       out.push_back({Kind::kRename, f, s, {stage.loop_vars[v], name}});
     const VarSplit vs = split_of(stage, t, v, region[v].extent());
+    // Splits `var`, of `extent` points per realization, by `factor`.
     auto split = [&](const std::string &var, const std::string &o, const std::string &i,
-                     int64_t factor) {
+                     int64_t factor, int64_t extent) {
       Directive d{Kind::kSplit, f, s, {var, o, i}};
       d.factor = factor;
+      d.shift_inwards = exact && extent % factor == 0;
       out.push_back(d);
     };
     if (vs.split_outer && vs.has_middle && vs.has_inner) {
       if (vs.tile % vs.inner == 0) {
-        split(name, name + "_t", vs.inner_name, vs.inner);
-        split(name + "_t", vs.outer_name, vs.middle_name, vs.tile / vs.inner);
+        split(name, name + "_t", vs.inner_name, vs.inner, vs.extent);
+        // Exact only when the first split was: its outer loop's extent is then whole.
+        split(name + "_t", vs.outer_name, vs.middle_name, vs.tile / vs.inner,
+              vs.extent % vs.inner == 0 ? vs.extent / vs.inner : 1);
       } else {  // only a hand-written schedule file has such tiles: no other way to split
-        split(name, vs.outer_name, name + "_t", vs.tile);
-        split(name + "_t", vs.middle_name, vs.inner_name, vs.inner);
+        split(name, vs.outer_name, name + "_t", vs.tile, vs.extent);
+        split(name + "_t", vs.middle_name, vs.inner_name, vs.inner,
+              vs.extent % vs.tile == 0 ? vs.tile : 1);
       }
     } else if (vs.split_outer && vs.has_middle) {
-      split(name, vs.outer_name, vs.middle_name, vs.tile);
+      split(name, vs.outer_name, vs.middle_name, vs.tile, vs.extent);
     } else if (vs.split_outer && vs.has_inner) {
-      split(name, vs.outer_name, vs.inner_name, vs.tile);
+      split(name, vs.outer_name, vs.inner_name, vs.tile, vs.extent);
     } else if (vs.has_inner) {
-      split(name, vs.middle_name, vs.inner_name, vs.inner);
+      split(name, vs.middle_name, vs.inner_name, vs.inner, vs.extent);
     }
   }
+}
+
+// Whether some Func is stored at a loop of f's and computed further in: Halide slides its
+// window over the loops in between, and it computes wrong values there when f's loops
+// shift inwards (RandomSchedules.TwoPassScanComputesTheSameBits: the output split in two
+// shifted halves of x, a scan computed per x and stored per row, differed at (0, 0, 0)).
+bool slides_in(const ScheduleState &state, int f) {
+  for (int g = f + 1; g < state.num_decided(); ++g) {
+    const FuncDecision &d = state.decision(g);
+    if (d.placement == Placement::kAt && d.store_at.func == f && !(d.store_at == d.compute_at))
+      return true;
+  }
+  return false;
 }
 
 void stage_directives(const ScheduleState &state, int f, int s, std::vector<Directive> &out) {
@@ -83,7 +111,8 @@ void stage_directives(const ScheduleState &state, int f, int s, std::vector<Dire
   const StageNode &stage = node.stages[s];
   const StageTiling &t = state.decision(f).stages[s];
   const Region region = stage.loop_region(state.bounds(f).region);
-  split_directives(stage, t, region, f, s, out);
+  const bool exact = s == 0 && state.same_size_realizations(f) && !slides_in(state, f);
+  split_directives(stage, t, region, exact, f, s, out);
 
   // Reorder every loop, innermost first, before fusing: fuse needs its two loops adjacent.
   StageTiling unfused = t;

@@ -80,10 +80,10 @@ class ScheduleState {
   // Whether every use of Func f lies inside loop `at` (so f may be computed there).
   bool can_compute_at(int f, const LoopRef &at) const;
   // Why the next Func may not be computed at `at`, or nullptr when it may: an inner loop;
-  // a use outside `at`; `at` is or is inside a fused loop (Halide 14 infers wrong bounds
-  // there); or the Func's over-compute reads past an input
-  // (FuncNode::overcompute_reads_past_inputs) and `at`'s stage, or a loop enclosing it,
-  // has a partial last tile (split loops count as partial in Funcs whose realizations may
+  // a use outside `at`; or the Func's over-compute reads past an input
+  // (FuncNode::overcompute_reads_past_inputs) and `at` is inside a Func computed at a loop
+  // whose region comes through clamps, or `at`'s stage, or a loop enclosing it, has a
+  // partial last tile (split loops count as partial in Funcs whose realizations may
   // differ in size: same_size_realizations).
   const char *compute_at_refusal(const LoopRef &at) const;
   // Whether every realization of decided Func g covers a region of the same extents, so
@@ -91,8 +91,6 @@ class ScheduleState {
   // (FuncNode::reads_keep_size), no clamp cuts its region, no loop around its realization
   // has a partial last tile, and the same holds for the Func it is computed in.
   bool same_size_realizations(int g) const;
-  // Whether `at` is, or is inside, a fused loop.
-  bool inside_fused_loop(const LoopRef &at) const;
   // Whether `at` is, or is inside, a parallel loop (root: false).
   bool inside_parallel_loop(const LoopRef &at) const;
   // The region of f one realization computes when computed at `at` (root: its root region).

@@ -12,7 +12,10 @@ std::vector<SeedSchedule> seeds_to_measure(std::shared_ptr<const PipelineGraph> 
                                            const SearchSpaceOptions &options, CostModel &model,
                                            int max_seeds) {
   std::vector<ScheduleState> candidates = {fallback_schedule(graph, options)};
-  for (auto *family : {&strip_schedules, &blocked_schedules, &blocked_in_tile_schedules}) {
+  std::vector<ScheduleState> in_tile = blocked_in_tile_schedules(graph, options);
+  const size_t ranked_from = 1 + in_tile.size();
+  for (ScheduleState &s : in_tile) candidates.push_back(std::move(s));
+  for (auto *family : {&strip_schedules, &blocked_schedules}) {
     for (ScheduleState &s : (*family)(graph, options)) candidates.push_back(std::move(s));
   }
   std::vector<const ScheduleState *> batch;
@@ -20,11 +23,14 @@ std::vector<SeedSchedule> seeds_to_measure(std::shared_ptr<const PipelineGraph> 
   const std::vector<double> predicted = model.predict(batch);
 
   std::vector<size_t> order;
-  for (size_t k = 1; k < candidates.size(); ++k) {
-    if (predicted[k] < predicted[0]) order.push_back(k);
+  for (size_t k = 1; k < ranked_from; ++k) order.push_back(k);
+  std::vector<size_t> ranked;
+  for (size_t k = ranked_from; k < candidates.size(); ++k) {
+    if (predicted[k] < predicted[0]) ranked.push_back(k);
   }
-  std::stable_sort(order.begin(), order.end(),
+  std::stable_sort(ranked.begin(), ranked.end(),
                    [&](size_t a, size_t b) { return predicted[a] < predicted[b]; });
+  order.insert(order.end(), ranked.begin(), ranked.end());
   order.resize(std::min<size_t>(order.size(), std::max(0, max_seeds)));
   order.insert(order.begin(), 0);
   std::vector<SeedSchedule> seeds;

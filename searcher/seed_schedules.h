@@ -1,7 +1,13 @@
 // The seed schedules a measuring search starts from, in the order to measure them: the
 // compute-root fallback (fallback_schedule.h) first, so an app always has a measured
-// schedule, then the strip and register-blocked seeds (strip_schedule.h,
-// blocked_schedule.h) the cost model predicts faster than the fallback, best first.
+// schedule, then every block-in-tile seed (blocked_in_tile_schedules), then the strip and
+// register-blocked seeds (strip_schedule.h, blocked_schedule.h) the cost model predicts
+// faster than the fallback, best first.
+//
+// Why block-in-tile seeds skip the model: they are the experts' structure, and the
+// analytic model prices a reduction computed per block far too high. resnet50's ran 60 ms
+// against the fallback's 317 where the model predicted 3.2 s against 2.6; on conv_layer and
+// mat_mul they ran as fast as the experts.
 //
 // Why the model only filters: it ranks strip heights poorly (camera_pipe's fastest strip
 // seed was its 4th), but it does tell the seeds that cannot work (iir_blur's strips,
@@ -19,9 +25,9 @@
 namespace protuner {
 
 // Defaults for the searches that measure seeds (TuneSettings, the plugin): at most this many
-// seeds beyond the fallback (all of them: 5 strip heights, 3 + 3 blocks; one compiles in a
-// second or two), and none started once seeding has used this share of the time to the
-// deadline (resnet50's register-blocked seeds compile for 28 s each).
+// seeds beyond the fallback (up to 6 block-in-tile seeds, then 5 strip heights and 3
+// blocks; one compiles in a second or two, resnet50's in 13 to 37 s), and none started
+// once seeding has used this share of the time to the deadline.
 inline constexpr int kDefaultSeedsMeasured = 11;
 inline constexpr double kDefaultSeedsBudgetShare = 0.3;
 
@@ -30,8 +36,8 @@ struct SeedSchedule {
   double predicted_seconds = 0;  // by the model seeds_to_measure was given
 };
 
-// The fallback, then at most `max_seeds` other seeds predicted faster than it, best
-// predicted first.
+// The fallback, then at most `max_seeds` other seeds: the block-in-tile ones, then those
+// predicted faster than the fallback, best predicted first.
 std::vector<SeedSchedule> seeds_to_measure(std::shared_ptr<const PipelineGraph> graph,
                                            const SearchSpaceOptions &options, CostModel &model,
                                            int max_seeds);

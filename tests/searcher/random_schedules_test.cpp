@@ -4,9 +4,15 @@
 // bit for bit with Halide's default schedule, and none may store past a buffer it allocates.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <random>
+#include <regex>
 #include <set>
+#include <sstream>
 
 #include "common/host_target.h"
 #include "common/pipeline_io.h"
@@ -43,6 +49,19 @@ std::optional<std::string> check(const Halide::Buffer<> &expected, Halide::Pipel
   const std::string overrun = testing::GuardedAllocations::take_overrun();
   if (!overrun.empty()) diff = (diff ? *diff + "; " : std::string()) + overrun;
   return diff;
+}
+
+// `p` lowered for the strict host target, as Halide's text statement.
+std::string lowered_stmt(Halide::Pipeline &p) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() /
+      ("protuner_lowered_" + std::to_string(::getpid()) + ".stmt");
+  p.compile_to_lowered_stmt(file.string(), p.infer_arguments(), Halide::Text, strict_host());
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::filesystem::remove(file);
+  return text.str();
 }
 
 // Runs `p`, scheduled by hand as the space must not, and expects Halide 14 to require its
@@ -211,6 +230,69 @@ TEST(AppliedSchedules, FusedLoopsOfAnInputCopyAreNotOffered) {
   EXPECT_GT(at_root, 20);
 }
 
+// Found by the random-schedule test once the space drew it: the input's own Func computed
+// inside a copy of the input read at clamped indices, that copy computed per tile of the
+// output. Halide 14 bounds the copy's loops with min/max extents it cannot prove positive
+// and requires the input up to about twice its width. With the copy at root it is right.
+TEST(AppliedSchedules, AnInputIsNotCopiedInsideAClampedCopyComputedPerTile) {
+  using namespace Halide;
+  Func by_hand_copy;
+  Pipeline by_hand = input_copy_pipeline(&by_hand_copy);
+  Func out = by_hand.outputs()[0];
+  Var x("x"), y("y"), c("c"), xo, xm, yt, yi, yo, ym, cm, ci;
+  out.compute_root()
+      .split(x, xo, xm, 4, TailStrategy::GuardWithIf)
+      .split(y, yt, yi, 3, TailStrategy::GuardWithIf)
+      .split(yt, yo, ym, 8, TailStrategy::GuardWithIf)
+      .split(c, cm, ci, 3, TailStrategy::GuardWithIf)
+      .reorder(yi, ci, xm, ym, cm, xo, yo)
+      .parallel(yo);
+  by_hand_copy.compute_at(out, ym);
+  std::vector<Func> inputs;
+  for (const auto &[name, fn] : Internal::build_environment({out.function()})) {
+    if (name != out.name() && name != by_hand_copy.name()) inputs.emplace_back(fn);
+  }
+  ASSERT_EQ(inputs.size(), 1u);
+  inputs[0].compute_at(by_hand_copy, c);
+  expect_input_read_out_of_bounds(by_hand, "the rule against it may go");
+
+  Func copy;
+  Pipeline unscheduled = input_copy_pipeline(&copy);
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(unscheduled));
+  const int f = graph->find(copy.name());
+  ASSERT_EQ(f, 1);
+  ASSERT_TRUE(graph->funcs[f].region_from_clamps);
+  ASSERT_TRUE(graph->funcs[2].overcompute_reads_past_inputs);
+  const StageTiling whole{{1 << 20, 1 << 20, 1 << 20}, {1, 1, 1}, 0};
+  for (bool copy_at_root : {false, true}) {
+    ScheduleState state(graph);
+    FuncDecision d;
+    d.stages = {StageTiling{{4, 24, 3}, {1, 3, 1}, 1}};
+    state.decide(d);
+    d.stages = {whole};
+    if (!copy_at_root) {
+      d.placement = Placement::kAt;
+      d.compute_at = d.store_at = LoopRef{0, 0, 1};
+    }
+    ASSERT_EQ(state.check_decision(d), "");
+    state.decide(d);
+    d.placement = Placement::kAt;
+    d.compute_at = d.store_at = LoopRef{1, 0, 0};  // the copy's channel loop
+    const std::string why = state.check_decision(d);
+    if (!copy_at_root) {
+      EXPECT_NE(why.find("clamps"), std::string::npos) << why;
+      continue;
+    }
+    ASSERT_EQ(why, "");
+    state.decide(d);
+    Pipeline reference = input_copy_pipeline();
+    const Buffer<> expected = run(reference);
+    Pipeline p = input_copy_pipeline();
+    apply_schedule(state, p);
+    EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "copy_at_root");
+  }
+}
+
 TEST(GuardedAllocations, ReportAStorePastTheEndWhenFreed) {
   Halide::Pipeline p = testing::blur_chain_pipeline();
   testing::GuardedAllocations::install(p);
@@ -319,6 +401,45 @@ TEST(AppliedSchedules, AVariablesOwnLoopFusesInsideTheOtherFusedLoops) {
   EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "failing");
 }
 
+// Found by the random-schedule test: a scan computed per column of the output and stored
+// per row (Halide slides its window along the columns) computes wrong values when the
+// output's column split shifts inwards, though the split has no tail. Such a Func's loops
+// keep guarded splits; without the sliding window they shift.
+TEST(AppliedSchedules, SplitsUnderASlidingWindowDoNotShiftInwards) {
+  Halide::Pipeline reference = testing::two_pass_scan_pipeline();
+  const Halide::Buffer<> expected = run(reference);
+  auto graph = testing::graph_of(testing::two_pass_scan_pipeline());
+  const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  for (bool slides : {true, false}) {
+    ScheduleState state(graph);
+    FuncDecision out;
+    out.stages = {StageTiling{{32, 1 << 20, 1 << 20}, {1, 1, 1}, 1}};  // x_o, c, y, x_m
+    state.decide(out);
+    ASSERT_EQ(state.bounds(0).loops[0].size(), 4u);
+    FuncDecision rows;
+    rows.placement = Placement::kAt;
+    rows.compute_at = LoopRef{0, 0, 3};
+    rows.store_at = slides ? LoopRef{0, 0, 2} : rows.compute_at;
+    for (const StageNode &stage : graph->funcs[1].stages) {
+      rows.stages.push_back(StageTiling{std::vector<int64_t>(stage.num_pure, 1 << 20),
+                                        std::vector<int64_t>(stage.num_pure, 1), 0});
+    }
+    ASSERT_EQ(state.check_decision(rows), "");
+    state.decide(rows);
+    while (!state.complete()) {
+      state.decide(fallback_decision(graph->funcs[state.num_decided()], options));
+    }
+    for (const Directive &d : schedule_directives(state)) {
+      if (d.kind == Directive::Kind::kSplit && d.func == 0) {
+        EXPECT_EQ(d.shift_inwards, !slides);
+      }
+    }
+    Halide::Pipeline p = testing::two_pass_scan_pipeline();
+    apply_schedule(state, p);
+    EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "sliding");
+  }
+}
+
 // Every pipeline of test_pipelines.h, for checks of one schedule per pipeline.
 std::vector<std::function<Halide::Pipeline()>> every_test_pipeline() {
   return {[] { return testing::blur_chain_pipeline(); },
@@ -327,7 +448,8 @@ std::vector<std::function<Halide::Pipeline()>> every_test_pipeline() {
           [] { return testing::matmul_pipeline(); },
           [] { return testing::pyramid_pipeline(); },
           [] { return testing::equalize_pipeline(); },
-          [] { return testing::two_pass_scan_pipeline(); }};
+          [] { return testing::two_pass_scan_pipeline(); },
+          [] { return testing::conv_stack_pipeline(); }};
 }
 
 // The schedule tuning measures first must be right on every pipeline, and be the parallel,
@@ -471,18 +593,24 @@ TEST(BlockedSchedules, ComputeTheSameBitsWithTheReductionAroundTheBlock) {
 }
 
 // Block-in-tile seeds: a convolution whose output is its ReLU gets the convolution computed
-// per register block of the output's tiles, the reduction around the block, and computes
-// the same bits; a pipeline whose output is the reduction itself gets none.
+// per register block of the output's tiles, the reduction around the block, every loop
+// outside the tiles fused into one parallel loop, and computes the same bits (also where
+// the convolution is computed inside fused loops); a pipeline whose output is the
+// reduction itself gets none.
 TEST(BlockedSchedules, AReductionMappedPointwiseIsComputedPerBlockOfTheOutput) {
-  const auto build = [] { return testing::conv_relu_pipeline(8, 32, 64, 16); };
+  const auto build = [] { return testing::conv_relu_pipeline(8, 64, 64, 16); };
   Halide::Pipeline reference = build();
   const Halide::Buffer<> expected = run(reference);
   const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
   const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
   const std::vector<ScheduleState> seeds = blocked_in_tile_schedules(graph, options);
   ASSERT_FALSE(seeds.empty());
+  bool conv_inside_fused_loop = false;
   for (const ScheduleState &state : seeds) {
     ASSERT_TRUE(state.complete());
+    const std::vector<Loop> &out = state.bounds(0).loops[0];
+    EXPECT_TRUE(out[0].parallel) << schedule_source(state, "in_tile");
+    for (size_t l = 1; l < out.size(); ++l) EXPECT_NE(out[l].kind, LoopKind::kOuter);
     int conv = -1;
     for (int f = 0; f < state.num_decided(); ++f) {
       if (stable_func_name(graph->funcs[f].name) == "conv") conv = f;
@@ -491,18 +619,108 @@ TEST(BlockedSchedules, AReductionMappedPointwiseIsComputedPerBlockOfTheOutput) {
     const FuncDecision &d = state.decision(conv);
     ASSERT_EQ(d.placement, Placement::kAt);
     EXPECT_EQ(d.compute_at.func, 0);
-    EXPECT_EQ(state.bounds(0).loops[0][d.compute_at.loop].kind, LoopKind::kMiddle);
+    EXPECT_EQ(out[d.compute_at.loop].kind, LoopKind::kMiddle);
+    conv_inside_fused_loop |= out[0].vars.size() > 1;
     const std::vector<Loop> &update = state.bounds(conv).loops[1];
     ASSERT_GE(update.size(), 3u);
     EXPECT_TRUE(update.back().vectorized) << schedule_source(state, "in_tile");
     EXPECT_EQ(update[update.size() - 3].kind, LoopKind::kReduction)
         << schedule_source(state, "in_tile");
+    // The output's tiles divide it, so they shift inwards and Halide knows they are whole:
+    // the convolution's accumulator is a constant-size block.
+    for (const Directive &dir : schedule_directives(state)) {
+      if (dir.kind != Directive::Kind::kSplit) continue;
+      if (dir.func == 0) {
+        EXPECT_TRUE(dir.shift_inwards) << dir.vars[0];
+      }
+      // An update's tail would run its reduction twice over the shifted points.
+      if (dir.func == conv && dir.stage == 1) {
+        EXPECT_FALSE(dir.shift_inwards) << dir.vars[0];
+      }
+    }
     Halide::Pipeline p = build();
     apply_schedule(state, p);
+    const std::string stmt = lowered_stmt(p);
+    std::smatch alloc;
+    ASSERT_TRUE(std::regex_search(stmt, alloc, std::regex(R"(allocate conv(\$\d+)?\[([^\]]*)\])")))
+        << stmt;
+    EXPECT_TRUE(std::regex_match(alloc[2].str(), std::regex(R"(float32( \* \d+)+)")))
+        << alloc[0] << "\n" << schedule_source(state, "in_tile");
     EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "in_tile");
   }
+  // A block narrower than the 64 channels leaves a channel-tile loop to fuse with the rows.
+  EXPECT_TRUE(conv_inside_fused_loop);
   EXPECT_TRUE(
       blocked_in_tile_schedules(testing::graph_of(testing::matmul_pipeline()), options).empty());
+}
+
+// Every Func that maps a reduction pointwise gets it per block: both layers of a stack of
+// convolutions, the first one's ReLU at root in parallel tiles, its convolution inside.
+TEST(BlockedSchedules, EveryConvolutionOfAStackIsComputedPerBlockOfItsReLU) {
+  const auto build = [] { return testing::conv_stack_pipeline(); };
+  Halide::Pipeline reference = build();
+  const Halide::Buffer<> expected = run(reference);
+  const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
+  const std::vector<ScheduleState> seeds =
+      blocked_in_tile_schedules(graph, SearchSpaceOptions::for_target(strict_host()));
+  ASSERT_FALSE(seeds.empty());
+  for (const ScheduleState &state : seeds) {
+    int per_block = 0;
+    for (int f = 0; f < state.num_decided(); ++f) {
+      const std::string name = stable_func_name(graph->funcs[f].name);
+      if (name != "conv1" && name != "conv2") continue;
+      const FuncDecision &d = state.decision(f);
+      ASSERT_EQ(d.placement, Placement::kAt) << name;
+      const std::string consumer = stable_func_name(graph->funcs[d.compute_at.func].name);
+      EXPECT_EQ(consumer, name == "conv1" ? "relu1" : "relu2");
+      EXPECT_EQ(state.decision(d.compute_at.func).placement, Placement::kRoot);
+      EXPECT_TRUE(state.bounds(d.compute_at.func).loops[0][0].parallel);
+      ++per_block;
+    }
+    EXPECT_EQ(per_block, 2) << schedule_source(state, "stack");
+    Halide::Pipeline p = build();
+    apply_schedule(state, p);
+    EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "stack");
+  }
+}
+
+// A matrix multiply's B, whose rows its blocks load as vectors at each k, is copied per tile
+// of the output in one seed per block shape; A, which they broadcast, is not. Both compute
+// the same bits.
+TEST(BlockedSchedules, ThePanelTheBlocksLoadAsVectorsIsCopiedPerTile) {
+  const auto build = [] { return testing::matmul_copy_pipeline(); };
+  Halide::Pipeline reference = build();
+  const Halide::Buffer<> expected = run(reference);
+  const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
+  const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  int a_im = -1, b_im = -1;
+  for (int f = 0; f < static_cast<int>(graph->funcs.size()); ++f) {
+    const std::string name = stable_func_name(graph->funcs[f].name);
+    if (name == "a_im") a_im = f;
+    if (name == "b_im") b_im = f;
+  }
+  ASSERT_GE(a_im, 0);
+  ASSERT_GE(b_im, 0);
+  int with_panel = 0, without = 0;
+  for (const ScheduleState &state : blocked_in_tile_schedules(graph, options)) {
+    const FuncDecision &b = state.decision(b_im);
+    const bool panel = b.placement == Placement::kAt && b.compute_at == LoopRef{0, 0, 0};
+    (panel ? with_panel : without) += 1;
+    if (panel) {
+      EXPECT_TRUE(state.bounds(0).loops[0][0].parallel);
+      // Its region: the tile's columns of every row k.
+      const Region r = state.bounds(b_im).region;
+      EXPECT_EQ(r[0].extent(), state.decision(0).stages[0].tile[0]);
+      EXPECT_EQ(r[1].extent(), 128);
+      EXPECT_EQ(state.bounds(b_im).loops[0].back().vectorized, true);
+    }
+    EXPECT_FALSE(state.decision(a_im).compute_at == (LoopRef{0, 0, 0}));
+    Halide::Pipeline p = build();
+    apply_schedule(state, p);
+    EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "panel");
+  }
+  EXPECT_GT(with_panel, 0);
+  EXPECT_EQ(with_panel, without);
 }
 
 }  // namespace

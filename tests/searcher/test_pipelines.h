@@ -71,6 +71,33 @@ inline Halide::Pipeline conv_relu_pipeline(int channels_in = 8, int channels_out
   return Pipeline(relu);
 }
 
+// Two 3x3 convolution layers with ReLUs, the second reading the first through zero
+// padding: resnet50's shape in small, where a Func other than the output maps a reduction
+// pointwise.
+inline Halide::Pipeline conv_stack_pipeline(int channels = 32, int width = 28,
+                                            int height = 8) {
+  using namespace Halide;
+  ImageParam in(Float(32), 3, "in"), w1(Float(32), 4, "w1"), w2(Float(32), 4, "w2");
+  Var c("c"), x("x"), y("y");
+  const int channels_in = 8;
+  RDom r1(0, channels_in, 0, 3, 0, 3, "r1"), r2(0, channels, 0, 3, 0, 3, "r2");
+  Func padded_in = BoundaryConditions::constant_exterior(in, 0.0f);
+  Func conv1("conv1"), relu1("relu1"), conv2("conv2"), relu2("relu2");
+  conv1(c, x, y) = 0.0f;
+  conv1(c, x, y) += w1(c, r1.x, r1.y, r1.z) * padded_in(r1.x, x + r1.y - 1, y + r1.z - 1);
+  relu1(c, x, y) = max(conv1(c, x, y), 0.0f);
+  Func padded1 = BoundaryConditions::constant_exterior(
+      relu1, 0.0f, {{0, channels}, {0, width}, {0, height}});
+  conv2(c, x, y) = 0.0f;
+  conv2(c, x, y) += w2(c, r2.x, r2.y, r2.z) * padded1(r2.x, x + r2.y - 1, y + r2.z - 1);
+  relu2(c, x, y) = max(conv2(c, x, y), 0.0f);
+  in.set_estimates({{0, channels_in}, {0, width}, {0, height}});
+  w1.set_estimates({{0, channels}, {0, channels_in}, {0, 3}, {0, 3}});
+  w2.set_estimates({{0, channels}, {0, channels}, {0, 3}, {0, 3}});
+  relu2.set_estimates({{0, channels}, {0, width}, {0, height}});
+  return Pipeline(relu2);
+}
+
 inline Halide::Pipeline matmul_pipeline(int n = 64) {
   using namespace Halide;
   ImageParam a(Float(32), 2, "a"), b(Float(32), 2, "b");
@@ -79,6 +106,24 @@ inline Halide::Pipeline matmul_pipeline(int n = 64) {
   Func c("c");
   c(x, y) = 0.0f;
   c(x, y) += a(k, y) * b(x, k);
+  a.set_estimates({{0, n}, {0, n}});
+  b.set_estimates({{0, n}, {0, n}});
+  c.set_estimates({{0, n}, {0, n}});
+  return Pipeline(c);
+}
+
+// mat_mul's shape: the product accumulates in prod and the output copies it,
+// c(x, y) = prod(x, y), prod(x, y) += a(k, y) * b(x, k). The inputs' own Funcs (a_im and
+// b_im, Halide's names) are what a schedule may copy.
+inline Halide::Pipeline matmul_copy_pipeline(int n = 128) {
+  using namespace Halide;
+  ImageParam a(Float(32), 2, "a"), b(Float(32), 2, "b");
+  Var x("x"), y("y");
+  RDom k(0, n, "k");
+  Func prod("prod"), c("c");
+  prod(x, y) = 0.0f;
+  prod(x, y) += a(k, y) * b(x, k);
+  c(x, y) = prod(x, y);
   a.set_estimates({{0, n}, {0, n}});
   b.set_estimates({{0, n}, {0, n}});
   c.set_estimates({{0, n}, {0, n}});
