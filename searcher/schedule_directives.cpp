@@ -47,10 +47,9 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
 // the expert's). So where the factor divides the variable's extent and every realization
 // of the Func has the same extents (`exact`: a pure definition, realizations of one size,
 // ScheduleState::same_size_realizations, no sliding window over its loops), the split
-// shifts inwards: at the sizes tuned for
-// it computes what the guard would, and Halide knows the tiles are whole. (At an output
-// smaller than a tile it would compute outside the buffer; Halide's bounds checks refuse
-// that with an error.)
+// shifts inwards: at the sizes tuned for it computes what the guard would, and Halide
+// knows the tiles are whole. (At an output smaller than a tile it would compute outside
+// the buffer; Halide's bounds checks refuse that with an error.)
 //
 // Three loops are split inner tile first, then the rest into tiles of tile/inner inner
 // tiles (the space's tiles are multiples of the inner tile). The same loops split outer
@@ -95,8 +94,9 @@ void split_directives(const StageNode &stage, const StageTiling &t, const Region
 
 // Whether some Func is stored at a loop of f's and computed further in: Halide slides its
 // window over the loops in between, and it computes wrong values there when f's loops
-// shift inwards (RandomSchedules.TwoPassScanComputesTheSameBits: the output split in two
-// shifted halves of x, a scan computed per x and stored per row, differed at (0, 0, 0)).
+// shift inwards (the random-schedule test drew the output split in two shifted halves of
+// x, a scan computed per x and stored per row: it differed at (0, 0, 0);
+// AppliedSchedules.SplitsUnderASlidingWindowDoNotShiftInwards).
 bool slides_in(const ScheduleState &state, int f) {
   for (int g = f + 1; g < state.num_decided(); ++g) {
     const FuncDecision &d = state.decision(g);

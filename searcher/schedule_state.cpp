@@ -209,8 +209,8 @@ const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
     // loop nest's variables with min/max extents it cannot prove positive, and a Func
     // computed inside them inherits the loose bounds: the input's own Func computed per
     // channel of a clamped copy, itself computed per tile of the output, was required at
-    // x = 187 of 96 (RandomSchedules.ACopyOfTheInputAtClampedIndicesComputesTheSameBits;
-    // with the copy at root it was right).
+    // x = 187 of 96, with the copy at root it was right
+    // (AppliedSchedules.AnInputIsNotCopiedInsideAClampedCopyComputedPerTile).
     return "compute_at inside a Func whose region comes through clamps of another loop "
            "nest, where Halide would require its input past its bounds";
   }

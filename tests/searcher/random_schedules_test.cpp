@@ -596,7 +596,7 @@ TEST(BlockedSchedules, ComputeTheSameBitsWithTheReductionAroundTheBlock) {
 // per register block of the output's tiles, the reduction around the block, every loop
 // outside the tiles fused into one parallel loop, and computes the same bits (also where
 // the convolution is computed inside fused loops); a pipeline whose output is the
-// reduction itself gets none.
+// reduction itself gets none, nor does a scan or a sum that shares no operand in a block.
 TEST(BlockedSchedules, AReductionMappedPointwiseIsComputedPerBlockOfTheOutput) {
   const auto build = [] { return testing::conv_relu_pipeline(8, 64, 64, 16); };
   Halide::Pipeline reference = build();
@@ -652,6 +652,25 @@ TEST(BlockedSchedules, AReductionMappedPointwiseIsComputedPerBlockOfTheOutput) {
   EXPECT_TRUE(conv_inside_fused_loop);
   EXPECT_TRUE(
       blocked_in_tile_schedules(testing::graph_of(testing::matmul_pipeline()), options).empty());
+  // A scan's reduction walks a dimension of its Func: it is no accumulator block, even read
+  // one point per point (transposed) by its consumer.
+  EXPECT_TRUE(
+      blocked_in_tile_schedules(testing::graph_of(testing::two_pass_scan_pipeline()), options)
+          .empty());
+  // nl_means' shape: a sum over a window of a weight and a pixel per output point shares no
+  // operand between the accumulators of a block.
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), dx("dx"), dy("dy");
+  RDom s(0, 5, 0, 5, "s");
+  Func weight("weight"), acc("acc"), out("out");
+  weight(x, y, dx, dy) = exp(-abs(in(x, y) - in(x + dx, y + dy)));
+  acc(x, y) = 0.0f;
+  acc(x, y) += weight(x, y, s.x, s.y) * in(x + s.x, y + s.y);
+  out(x, y) = acc(x, y);
+  in.set_estimates({{0, 132}, {0, 132}});
+  out.set_estimates({{0, 128}, {0, 128}});
+  EXPECT_TRUE(blocked_in_tile_schedules(testing::graph_of(Pipeline(out)), options).empty());
 }
 
 // Every Func that maps a reduction pointwise gets it per block: both layers of a stack of
