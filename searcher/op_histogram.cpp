@@ -52,10 +52,16 @@ class DependsOn : public HI::IRVisitor {
  public:
   explicit DependsOn(const std::map<std::string, int> &vars) : vars_(vars) {}
   bool loads = false, vars = false;
+  uint64_t var_bits = 0;  // bit v: reads the variable of index v (the first 64)
 
  private:
   using HI::IRVisitor::visit;
-  void visit(const HI::Variable *op) override { vars = vars || vars_.count(op->name) > 0; }
+  void visit(const HI::Variable *op) override {
+    const auto it = vars_.find(op->name);
+    if (it == vars_.end()) return;
+    vars = true;
+    if (it->second < 64) var_bits |= uint64_t{1} << it->second;
+  }
   void visit(const HI::Call *op) override {
     if (op->call_type == HI::Call::Halide || op->call_type == HI::Call::Image) loads = true;
     HI::IRVisitor::visit(op);
@@ -223,7 +229,11 @@ class Counter : public HI::IRVisitor {
     for (const Expr &arg : op->args) {
       std::vector<double> row(vars_.size(), 0.0);
       double offset = 0;
-      const bool ok = add_affine(HI::substitute(lets_, arg), vars_, 1.0, row, offset);
+      const Expr index = HI::substitute(lets_, arg);
+      DependsOn reads(vars_);
+      index.accept(&reads);
+      a.index_vars.push_back(reads.var_bits);
+      const bool ok = add_affine(index, vars_, 1.0, row, offset);
       if (!ok) std::fill(row.begin(), row.end(), 0.0);
       a.offsets.push_back(ok ? offset : 0.0);
       a.coefficients.push_back(std::move(row));

@@ -96,6 +96,11 @@ struct Access {
   // The constant part of each affine index when it is a literal (x + 1 -> 1), else 0:
   // what tells the three reads of a 3-tap stencil apart.
   std::vector<double> offsets;
+  // index_vars[d], bit v: index d reads loop variable v, in its own arithmetic or in the
+  // indices of the values it loads (a lookup indexed by input(x, y) reads x and y). What
+  // a gathered index can vary with: bgu's transform(k, xi(x), yi(y), zi(x, y)) is the same
+  // cell for every k, so a vector along k loads it densely.
+  std::vector<uint64_t> index_vars;
   AccessPattern pattern = AccessPattern::kPointwise;
 };
 

@@ -46,7 +46,8 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
 // block inside GuardWithIf tiles of its ReLU ran 101 ms, inside ShiftInwards tiles 32 ms,
 // the expert's). So where the factor divides the variable's extent and every realization
 // of the Func has the same extents (`exact`: a pure definition, realizations of one size,
-// ScheduleState::same_size_realizations, no sliding window over its loops), the split
+// ScheduleState::same_size_realizations, no sliding window over its loops, computed
+// inside whole tiles: whole_tiles), the split
 // shifts inwards: at the sizes tuned for it computes what the guard would, and Halide
 // knows the tiles are whole. (At an output smaller than a tile it would compute outside
 // the buffer; Halide's bounds checks refuse that with an error.)
@@ -106,12 +107,27 @@ bool slides_in(const ScheduleState &state, int f) {
   return false;
 }
 
+// Whether f's pure stage splits into whole tiles Halide can be told of (split_directives'
+// `exact`). Inside tiles of a consumer that are guarded, the region f computes has the
+// guard's symbolic extent, and Halide 14 bounds the input over those loops by interval
+// arithmetic, losing how a tile's extent and position move together: iir_blur's column
+// scan, computed per guarded tile of the transposed image, with its own columns shifted,
+// required its input at x = -896
+// (AppliedSchedules.AFuncComputedPerGuardedTileDoesNotShiftInwards). So f shifts only
+// inside a consumer stage that shifts too.
+bool whole_tiles(const ScheduleState &state, int f) {
+  if (!state.same_size_realizations(f) || slides_in(state, f)) return false;
+  const FuncDecision &d = state.decision(f);
+  if (d.placement != Placement::kAt) return true;
+  return d.compute_at.stage == 0 && whole_tiles(state, d.compute_at.func);
+}
+
 void stage_directives(const ScheduleState &state, int f, int s, std::vector<Directive> &out) {
   const FuncNode &node = state.graph().funcs[f];
   const StageNode &stage = node.stages[s];
   const StageTiling &t = state.decision(f).stages[s];
   const Region region = stage.loop_region(state.bounds(f).region);
-  const bool exact = s == 0 && state.same_size_realizations(f) && !slides_in(state, f);
+  const bool exact = s == 0 && whole_tiles(state, f);
   split_directives(stage, t, region, exact, f, s, out);
 
   // Reorder every loop, innermost first, before fusing: fuse needs its two loops adjacent.

@@ -141,8 +141,9 @@ StageContext stage_context(const ScheduleState &state, const SearchSpaceOptions 
 }
 
 // The (tile, inner) pairs offered for variable `v` of extent `e`, grouped by inner size:
-// inner tiles of one point, of 1..max_vector_multiple vectors (variable 0) or of the
-// unroll sizes (the others), each with the outer tile sizes of tile_sizes(). On the stack:
+// inner tiles of one point, of 1..max_vector_multiple vectors (variable 0; or of its
+// whole extent, when that is under a vector and at least half of one) or of the unroll
+// sizes (the others), each with the outer tile sizes of tile_sizes(). On the stack:
 // drawing a random child must not allocate per candidate.
 struct VarPairs {
   static constexpr size_t kMaxInners = 8;
@@ -159,6 +160,9 @@ struct VarPairs {
     add(1);
     if (v == 0) {
       for (int k = 1; k <= o.max_vector_multiple && lanes * k <= e; ++k) add(lanes * k);
+      // A variable narrower than a vector but at least half as wide is vectorized whole:
+      // bgu's 12 coefficients a cell, one vector of 16 lanes (its expert's vectorize(k, 12)).
+      if (e < lanes && 2 * e >= lanes) add(e);
     } else {
       for (int64_t u : o.unroll_extents) {
         if (u > 1 && u <= e) add(u);

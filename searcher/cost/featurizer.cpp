@@ -72,13 +72,21 @@ void traffic_by_group(const std::vector<ReadGroup> &groups, const Region &box, i
           extent += std::abs(a.coefficients[d][v]) * static_cast<double>(box[v].extent() - 1);
         }
       } else {
-        extent = g.whole[d] > 0 ? std::min(g.whole[d], loop_points) : loop_points;
+        // At most one index per point of the box's variables the index reads.
+        double reach = 1;
+        for (size_t v = 0; v < box.size() && v < 64; ++v) {
+          if (a.index_vars[d] >> v & 1) reach *= static_cast<double>(box[v].extent());
+        }
+        extent = g.whole[d] > 0 ? std::min(g.whole[d], reach) : reach;
         if (d == 0) gathered0 = true;
       }
       extent = std::max(extent, 1.0);
       points *= extent;
       if (d == 0) e0 = extent;
     }
+    // Each call site reads one element per point of the box, however its gathered indices
+    // spread: a bound where each gathered index reads many of the box's variables.
+    points = std::min(points, std::max(loop_points * g.reads, e0));
     Traffic t;
     t.bytes = points * g.bytes;
     // Rows of the innermost dimension, each a whole number of lines; gathered elements
@@ -199,15 +207,28 @@ struct Folded {
   std::vector<ReadGroup> groups;  // in order of first read
   double arithmetic = 0;
   double inlined_calls = 0;
-  double reads = 0, gathers = 0;  // call sites left after inlining, and the gathered ones
+  // Call sites left after inlining, and those that gather (gathers_along_vectors).
+  double reads = 0, gathers = 0;
 };
+
+// Whether a read gathers, lane by lane, in vectors of the stage's vectorized variable (its
+// loop variable 0): some index that is not affine reads that variable. Otherwise each
+// vector loads contiguous or equal addresses: bgu's transform, gathered by a pixel's cell,
+// is loaded densely by a vector along its 12 coefficients.
+bool gathers_along_vectors(const Access &a) {
+  for (size_t d = 0; d < a.affine.size(); ++d) {
+    if (!a.affine[d] && (a.index_vars[d] & 1)) return true;
+  }
+  return false;
+}
 
 // Adds `group` to `groups`: merged into the group of the same producer and shape, whose
 // first read keeps deciding the byte count, else appended.
 void add_group(std::vector<ReadGroup> &groups, ReadGroup &&group) {
   for (ReadGroup &g : groups) {
     if (g.producer != group.producer || g.shape.coefficients != group.shape.coefficients ||
-        g.shape.affine != group.shape.affine || g.shape.producer != group.shape.producer) {
+        g.shape.affine != group.shape.affine || g.shape.index_vars != group.shape.index_vars ||
+        g.shape.producer != group.shape.producer) {
       continue;
     }
     g.reads += group.reads;
@@ -240,7 +261,14 @@ ReadGroup compose(const ReadGroup &inner, const Access &call, const StageNode &p
   out.shape.affine.assign(dims, false);
   out.min_offset.assign(dims, 0.0);
   out.max_offset.assign(dims, 0.0);
+  out.shape.index_vars.assign(dims, 0);
   for (size_t d = 0; d < dims; ++d) {
+    // The consumer's variables that the indices of p's variables in this index read.
+    for (size_t j = 0; j < p_stage.pure_dims.size() && j < 64; ++j) {
+      if (inner.shape.index_vars[d] >> j & 1) {
+        out.shape.index_vars[d] |= call.index_vars[p_stage.pure_dims[j]];
+      }
+    }
     std::vector<double> &row = out.shape.coefficients[d];
     double shift = 0;
     bool affine = inner.shape.affine[d];
@@ -309,7 +337,7 @@ const Folded &fold(const ScheduleState &state, int f, int s, int num_pure,
   }
   for (const ReadGroup &r : out.groups) {
     out.reads += r.reads;
-    if (r.shape.pattern == AccessPattern::kGather) out.gathers += r.reads;
+    if (gathers_along_vectors(r.shape)) out.gathers += r.reads;
   }
   return out;
 }

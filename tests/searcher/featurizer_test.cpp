@@ -70,6 +70,41 @@ TEST(Featurizer, ComputesHandCheckedValuesForARootStage) {
   EXPECT_EQ(g[InvariantFeature::access_pointwise], 1);
 }
 
+// A row of a table picked per x by a lookup: out(k, x) = table(k, idx(x)). A vector along
+// k loads the row densely (bgu's transform along its coefficients); the same read in
+// out(x, k), vectorized along x, gathers a row per lane.
+TEST(Featurizer, AGatheredIndexGathersOnlyAlongTheVariableItReads) {
+  for (bool along_k : {true, false}) {
+    using namespace Halide;
+    ImageParam table(Float(32), 2, "table"), idx(Int(32), 1, "idx");
+    Var k("k"), x("x");
+    Func out("out");
+    const Expr row = table(k, clamp(idx(x), 0, 63));
+    if (along_k) {
+      out(k, x) = row;
+      out.set_estimates({{0, 16}, {0, 256}});
+    } else {
+      out(x, k) = row;
+      out.set_estimates({{0, 256}, {0, 16}});
+    }
+    table.set_estimates({{0, 16}, {0, 64}});
+    idx.set_estimates({{0, 256}});
+    Pipeline p(out);
+    auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+    const Featurizer fz(graph);
+    ScheduleState s(graph);
+    FuncDecision d = testing::root_decision(s, false);
+    d.stages[0].inner[0] = 16;  // one vector of the innermost variable
+    s.decide(d);
+    const StageFeatures &f = fz.featurize(s).stages[0];
+    EXPECT_EQ(f[F::loads_per_point], 2) << along_k;
+    EXPECT_EQ(f[F::gather_loads_per_point], along_k ? 0 : 1);
+    // A vector: one index, and 16 table values (one row along k, one per row along x).
+    EXPECT_EQ(f[F::bytes_read_per_vector], along_k ? 4 + 16 * 4 : 16 * 4 + 16 * 4);
+    EXPECT_EQ(f[F::lines_read_per_vector], along_k ? 2 : 1 + 16);
+  }
+}
+
 TEST(Featurizer, FoldsInlinedFuncsIntoTheirConsumers) {
   auto graph = two_tap_graph();
   const Featurizer fz(graph);

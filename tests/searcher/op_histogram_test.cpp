@@ -110,6 +110,9 @@ TEST(OpHistogram, ClassifiesAccessPatterns) {
   EXPECT_EQ(access_to(h, "bias_im").pattern, AccessPattern::kBroadcast);
   EXPECT_EQ(access_to(h, "src", 3).pattern, AccessPattern::kGather);
   EXPECT_FALSE(access_to(h, "src", 3).affine[0]);
+  // src(idx(x, y), y): the gathered index reads x and y through the value it loads.
+  EXPECT_EQ(access_to(h, "src", 3).index_vars, (std::vector<uint64_t>{0b11, 0b10}));
+  EXPECT_EQ(access_to(h, "src", 0).index_vars, (std::vector<uint64_t>{0b10, 0b01}));
   EXPECT_EQ(access_to(h, "idx_im").pattern, AccessPattern::kPointwise);
   EXPECT_EQ(access_to(h, "src", 4).pattern, AccessPattern::kPointwise);
   EXPECT_EQ(access_to(h, "src", 5).pattern, AccessPattern::kPointwise);  // a clamped index

@@ -440,6 +440,68 @@ TEST(AppliedSchedules, SplitsUnderASlidingWindowDoNotShiftInwards) {
   }
 }
 
+// Found in iir_blur (a search candidate required its input at x = -896): the column scan
+// computed per tile of the transposed image, whose splits are guarded (the scan slides
+// along them), with the scan's own column split into shifted tiles. Halide 14 bounds the
+// input over the loops of the guarded tiles by interval arithmetic, loses how the tile's
+// extent and its position move together, and requires columns far before the first. Such
+// a Func's splits stay guarded as well; inside shifted tiles they shift.
+TEST(AppliedSchedules, AFuncComputedPerGuardedTileDoesNotShiftInwards) {
+  const int width = 1536, height = 2560;
+  auto graph = testing::graph_of(testing::two_pass_scan_pipeline(width, height));
+  const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  // Unscheduled, Halide computes each scan per point of its consumer: minutes at this size.
+  // The fallback computes what it does (FallbackSchedule.ComputesTheSameBits...).
+  Halide::Pipeline reference = testing::two_pass_scan_pipeline(width, height);
+  apply_schedule(fallback_schedule(graph, options), reference);
+  const Halide::Buffer<> expected = run(reference);
+  const int transposed = 2, cols = 3;  // graph order: out, rows, transposed, cols, input
+  ASSERT_EQ(stable_func_name(graph->funcs[transposed].name), "transposed");
+  ASSERT_EQ(stable_func_name(graph->funcs[cols].name), "cols");
+  for (bool slides : {true, false}) {
+    ScheduleState state(graph);
+    while (state.num_decided() < transposed) {
+      state.decide(fallback_decision(graph->funcs[state.num_decided()], options));
+    }
+    FuncDecision t;  // c's own loop in parallel, y_o (tiles of 384 columns of cols)
+    t.stages = {StageTiling{{1 << 20, 384, 1}, {1, 6, 1}, 1}};
+    state.decide(t);
+    const std::vector<Loop> &loops = state.bounds(transposed).loops[0];
+    auto loop_named = [&](const std::string &name) {
+      for (size_t k = 0; k < loops.size(); ++k) {
+        if (loops[k].name == name) return static_cast<int>(k);
+      }
+      ADD_FAILURE() << "no loop " << name;
+      return 0;
+    };
+    while (state.num_decided() < cols) {
+      state.decide(fallback_decision(graph->funcs[state.num_decided()], options));
+    }
+    FuncDecision c = fallback_decision(graph->funcs[cols], options);
+    c.placement = Placement::kAt;
+    c.compute_at = LoopRef{transposed, 0, loop_named("y_o")};
+    // Stored per channel, the window slides along the tiles and keeps their splits guarded.
+    c.store_at = slides ? LoopRef{transposed, 0, loop_named("c")} : c.compute_at;
+    c.stages[0] = StageTiling{{128, 1 << 20, 1 << 20}, {32, 1, 1}, 0};
+    ASSERT_EQ(state.check_decision(c), "");
+    state.decide(c);
+    while (!state.complete()) {  // the input's Funcs inlined: the scan reads the buffer
+      FuncDecision input;
+      input.placement = Placement::kInline;
+      state.decide(input);
+    }
+    for (const Directive &d : schedule_directives(state)) {
+      if (d.kind == Directive::Kind::kSplit && (d.func == transposed || d.func == cols) &&
+          d.stage == 0) {
+        EXPECT_EQ(d.shift_inwards, !slides) << graph->funcs[d.func].name << " " << d.vars[0];
+      }
+    }
+    Halide::Pipeline p = testing::two_pass_scan_pipeline(width, height);
+    apply_schedule(state, p);
+    EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "guarded");
+  }
+}
+
 // Every pipeline of test_pipelines.h, for checks of one schedule per pipeline.
 std::vector<std::function<Halide::Pipeline()>> every_test_pipeline() {
   return {[] { return testing::blur_chain_pipeline(); },

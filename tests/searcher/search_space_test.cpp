@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 
 #include "common/host_target.h"
 #include "searcher/loop_nest.h"
@@ -101,6 +102,30 @@ TEST(SearchSpace, RandomChildIsUniformOverTheChildren) {
   ASSERT_EQ(seen.size(), all.size());
   for (const auto &[pair, n] : seen) {
     EXPECT_NEAR(n, 400, 100) << "tile " << pair.first << " inner " << pair.second;
+  }
+}
+
+// The innermost variable narrower than a vector is offered whole as its vector when it
+// fills at least half of one (bgu's 12 coefficients a cell at 16 lanes), not when less.
+TEST(SearchSpace, ANarrowInnermostVariableIsVectorizedWhole) {
+  const SearchSpace space = space_for_tests();  // 16 lanes of float32
+  for (const auto &[extent, whole] : {std::pair{12, true}, std::pair{8, true}, std::pair{7, false}}) {
+    using namespace Halide;
+    ImageParam in(Float(32), 2, "in");
+    Var k("k"), x("x");
+    Func f("f");
+    f(k, x) = in(k, x) * 2.0f;
+    in.set_estimates({{0, extent}, {0, 4096}});
+    f.set_estimates({{0, extent}, {0, 4096}});
+    ScheduleState s(graph_of(Pipeline(f)));
+    Step root;
+    root.placement = Placement::kRoot;
+    s.take_step(root);  // next: the tile step of k
+    std::set<int64_t> inner;
+    for (const Step &c : space.children(s)) inner.insert(c.inner);
+    const std::set<int64_t> expected =
+        whole ? std::set<int64_t>{1, extent} : std::set<int64_t>{1};
+    EXPECT_EQ(inner, expected) << extent;
   }
 }
 
