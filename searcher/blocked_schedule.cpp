@@ -95,6 +95,19 @@ bool accumulates(const FuncNode &node, const StageNode &stage) {
          stage.num_pure == static_cast<int>(node.root_region.size());
 }
 
+// A box of `stage`'s loop variables over f's whole region, from the min of each variable v
+// over points(v) of its points (all of them where points(v) is 0): where the footprints
+// are probed for the shape of a block's reads.
+template <typename Points>
+Region probe_box(const FuncNode &f, const StageNode &stage, const Points &points) {
+  Region box = stage.loop_region(f.root_region);
+  for (size_t v = 0; v < box.size(); ++v) {
+    const int64_t n = points(static_cast<int>(v));
+    if (n > 0) box[v].max = std::min(box[v].max, box[v].min + n - 1);
+  }
+  return box;
+}
+
 // Whether a register block of `stage` shares some operand between its accumulators: at one
 // reduction point, some Func it reads covers fewer points over an 8 x 8 block than the
 // block has (a matrix multiply's A row and B column, a convolution's filter). Blocking pays
@@ -102,11 +115,9 @@ bool accumulates(const FuncNode &node, const StageNode &stage) {
 // output point, and its block-in-tile seeds ran 2.6x slower than the fallback.
 bool shares_operands(const PipelineGraph &g, const FuncNode &f, const StageNode &stage) {
   constexpr int64_t kProbe = 8;
-  Region block = stage.loop_region(f.root_region);
-  for (size_t v = 0; v < block.size(); ++v) {
-    const bool spans = v < 2 && static_cast<int>(v) < stage.num_pure;
-    block[v].max = std::min(block[v].max, block[v].min + (spans ? kProbe - 1 : 0));
-  }
+  const Region block = probe_box(f, stage, [&](int v) {
+    return v < 2 && v < stage.num_pure ? kProbe : 1;
+  });
   const int64_t points = block[0].extent() * block[1].extent();
   for (const Footprint &fp : stage.footprints) {
     const int p = g.find(fp.producer());
@@ -142,14 +153,10 @@ std::vector<int> pointwise_reductions(const ScheduleState &state, int f) {
 // convolution's filter). Probed on the footprint: one variable over its whole range, the
 // others at one point.
 bool reads_panel(const PipelineGraph &g, const FuncNode &f, const StageNode &stage, int p) {
-  const Region whole = stage.loop_region(f.root_region);
-  Region point = whole;
-  for (Span &s : point) s.max = s.min;
   for (const Footprint &fp : stage.footprints) {
     if (g.find(fp.producer()) != p || fp.dimensions() < 2) continue;
     const auto varies = [&](int v, int dim) {
-      Region r = point;
-      r[v] = whole[v];
+      const Region r = probe_box(f, stage, [&](int u) { return u == v ? 0 : 1; });
       return fp.eval(r, g.funcs[p].root_region)[dim].extent() > 1;
     };
     bool reduction_outer = false;
@@ -161,29 +168,11 @@ bool reads_panel(const PipelineGraph &g, const FuncNode &f, const StageNode &sta
   return false;
 }
 
-// The decision copying Func p per tile of a consumer (at its parallel loop `at`), vectorized
-// along its innermost dimension: the panel the tile's blocks share, one dense block.
-FuncDecision panel_copy(const ScheduleState &state, int p, const LoopRef &at,
-                        const SearchSpaceOptions &options) {
-  const FuncNode &node = state.graph().funcs[p];
-  FuncDecision d;
-  d.placement = Placement::kAt;
-  d.compute_at = d.store_at = at;
-  const Region r = node.stages[0].loop_region(state.region_at(p, d.compute_at));
-  StageTiling t;
-  for (int v = 0; v < node.stages[0].num_pure; ++v) {
-    t.tile.push_back(std::max<int64_t>(1, r[v].extent()));
-    t.inner.push_back(1);
-  }
-  const int64_t lanes = native_lanes(node, options);
-  if (!t.tile.empty() && t.tile[0] % lanes == 0) t.inner[0] = lanes;
-  d.stages = {t};
-  return d;
-}
-
-// The decision computing reduction Func p per block, at loop `at` of its consumer: every
-// stage over the whole block, vectorized and unrolled (the accumulator in registers).
-FuncDecision per_block(const ScheduleState &state, int p, const LoopRef &at) {
+// The decision computing Func p at loop `at` of a consumer and storing it there, every stage
+// in one tile over the region it computes there, with inner tiles of inner(v, tile) points
+// per variable v.
+template <typename Inner>
+FuncDecision whole_at(const ScheduleState &state, int p, const LoopRef &at, const Inner &inner) {
   FuncDecision d;
   d.placement = Placement::kAt;
   d.compute_at = d.store_at = at;
@@ -193,11 +182,27 @@ FuncDecision per_block(const ScheduleState &state, int p, const LoopRef &at) {
     StageTiling t;
     for (int v = 0; v < stage.num_pure; ++v) {
       t.tile.push_back(std::max<int64_t>(1, r[v].extent()));
-      t.inner.push_back(v < 2 ? t.tile.back() : 1);
+      t.inner.push_back(inner(v, t.tile.back()));
     }
     d.stages.push_back(t);
   }
   return d;
+}
+
+// The decision copying Func p per tile of a consumer (at its parallel loop `at`), vectorized
+// along its innermost dimension: the panel the tile's blocks share, one dense block.
+FuncDecision panel_copy(const ScheduleState &state, int p, const LoopRef &at,
+                        const SearchSpaceOptions &options) {
+  const int64_t lanes = native_lanes(state.graph().funcs[p], options);
+  return whole_at(state, p, at, [&](int v, int64_t tile) {
+    return v == 0 && tile % lanes == 0 ? lanes : int64_t{1};
+  });
+}
+
+// The decision computing reduction Func p per block, at loop `at` of its consumer: every
+// stage over the whole block, vectorized and unrolled (the accumulator in registers).
+FuncDecision per_block(const ScheduleState &state, int p, const LoopRef &at) {
+  return whole_at(state, p, at, [](int v, int64_t tile) { return v < 2 ? tile : int64_t{1}; });
 }
 
 // Where a tiled consumer computes Funcs inside its loops: reductions per block, panels per
