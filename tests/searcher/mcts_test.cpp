@@ -526,7 +526,7 @@ std::optional<ScheduleState> find_start(
   return std::nullopt;
 }
 
-// mcts_cost+real_1s at 300 iterations per decision on the landscape of `target`
+// mcts_cost+real_1s at 1,000 iterations per decision on the landscape of `target`
 // (DistanceModel), from `start`.
 SearchResult cost_plus_real_from(const std::shared_ptr<const PipelineGraph> &graph,
                                  const SearchSpace &space, const ScheduleState &target,
@@ -535,7 +535,7 @@ SearchResult cost_plus_real_from(const std::shared_ptr<const PipelineGraph> &gra
   ctx.start_points = {start};
   ctx.measurer = &measurer;
   SearchBudget budget;
-  budget.iterations = 300;
+  budget.iterations = 1000;
   return make_search("mcts_cost+real_1s")->run(ctx, budget);
 }
 
