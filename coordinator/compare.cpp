@@ -255,8 +255,9 @@ void add_compare_options(CLI::App *command, CompareArgs &args) {
       ->capture_default_str();
 }
 
-int run_compare(const CompareArgs &args, const TuneSettings &settings) {
+int run_compare(const CompareArgs &args, const TuneSettings &compare_settings) {
   for (const auto &algorithm : args.algorithms) make_search(algorithm);  // names checked first
+  const TuneSettings settings = with_cost_model(compare_settings, args.apps);
   const std::vector<SuiteApp> apps = apps_to_tune(args.apps);
   IsolatedMeasurerOptions options;
   options.cpus = args.apps.cpus;

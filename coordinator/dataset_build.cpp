@@ -252,15 +252,29 @@ DatasetCommand::DatasetCommand(CLI::App &cli) {
   build_->add_flag(
       "--no-cache", [&o](int64_t) { o.use_result_cache = false; },
       "measure even when a cached result exists");
+  merge_ = dataset->add_subcommand(
+      "merge", "append other files' samples to a dataset, each schedule of a pipeline once");
+  merge_->add_option("--out", merge_out_, "dataset file to append to (created when missing)")
+      ->required();
+  merge_->add_option("inputs", merge_inputs_, "dataset files, e.g. a tune's measurements.jsonl")
+      ->required();
   stats_ = dataset->add_subcommand("stats", "samples, pipelines and runtimes of a dataset");
   stats_->add_option("file", stats_file_, "dataset file")->required();
 }
 
-bool DatasetCommand::parsed() const { return build_->parsed() || stats_->parsed(); }
+bool DatasetCommand::parsed() const {
+  return build_->parsed() || merge_->parsed() || stats_->parsed();
+}
 
 int DatasetCommand::run() {
   if (stats_->parsed()) {
     print_dataset_stats(dataset_stats(read_dataset(stats_file_)), std::cout);
+    return 0;
+  }
+  if (merge_->parsed()) {
+    const DatasetMergeSummary s = merge_datasets(merge_inputs_, merge_out_);
+    std::cout << "dataset " << merge_out_ << ": appended " << s.appended << ", skipped "
+              << s.duplicates << " (schedules it already held)\n";
     return 0;
   }
   IsolatedMeasurerOptions measurer_options;

@@ -100,7 +100,7 @@ struct DatasetStats {
 DatasetStats dataset_stats(const std::vector<DatasetSample> &samples);
 void print_dataset_stats(const DatasetStats &stats, std::ostream &out);
 
-// The `dataset` subcommand of the protuner command line, with `build` and `stats`.
+// The `dataset` subcommand of the protuner command line, with `build`, `merge` and `stats`.
 class DatasetCommand {
  public:
   explicit DatasetCommand(CLI::App &cli);
@@ -110,8 +110,11 @@ class DatasetCommand {
 
  private:
   CLI::App *build_ = nullptr;
+  CLI::App *merge_ = nullptr;
   CLI::App *stats_ = nullptr;
   DatasetBuildOptions options_;
+  std::vector<std::string> merge_inputs_;
+  std::string merge_out_;
   std::string stats_file_;
 };
 

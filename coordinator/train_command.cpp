@@ -95,8 +95,9 @@ int run_train(const LearnedCommands::Args &a) {
   const std::vector<TrainingSample> all = load_data(a.data);
   auto [samples, test] = split_pipelines(all, a.test_pipelines, a.trainer.seed);
   if (samples.empty()) throw ConfigError("--test-pipelines left no pipeline to train on");
-  std::cout << "protuner train: " << model_kind_name(kind) << " model on " << samples.size()
-            << " samples of " << apps_of(samples).size() << " apps";
+  std::cout << "protuner train: " << model_kind_name(kind) << " model (loss "
+            << relative_error_name(a.trainer.relative_error.value_or(default_relative_error(kind)))
+            << ") on " << samples.size() << " samples of " << apps_of(samples).size() << " apps";
   if (a.test_pipelines > 0) {
     std::cout << "; " << test.size() << " samples of " << apps_of(test).size()
               << " apps held out for testing";
@@ -216,6 +217,11 @@ void add_trainer_options(CLI::App &cmd, TrainerOptions &o) {
       ->check(CLI::Range(0.0, 0.95));
   cmd.add_option("--learning-rate", o.learning_rate, "Adam learning rate")
       ->check(CLI::PositiveNumber);
+  cmd.add_option_function<std::string>(
+         "--loss", [&o](const std::string &name) { o.relative_error = parse_relative_error(name); },
+         "relative error of the loss: ratio (|p/m - 1|, 004_*'s; feedforward's default) or "
+         "log-ratio (|log(p/m)|; gcn's default)")
+      ->check(CLI::IsMember({"ratio", "log-ratio"}));
 }
 
 }  // namespace

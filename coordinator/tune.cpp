@@ -24,6 +24,7 @@
 #include "measurer/measure_json.h"
 #include "searcher/apply_schedule.h"
 #include "searcher/cost/analytic_model.h"
+#include "searcher/cost/learned/learned_models.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/search_registry.h"
@@ -110,6 +111,7 @@ nlohmann::json result_json(const AppReport &rep, const TuneRun &run) {
       {"library", rep.spec.library},
       {"params", rep.spec.params},
       {"algorithm", run.algorithm},
+      {"cost_model", run.args.cost_model},
       {"budget_minutes", rep.budget_minutes},
       {"seeds", o.seeds},
       {"measurements", rep.measurements},
@@ -332,9 +334,15 @@ SearchContext context_for(const PreparedApp &app, CandidateMeasurer *measurer, u
   SearchContext ctx;
   ctx.graph = app.graph;
   ctx.space = app.space.get();
-  ctx.cost_model = [graph = app.graph, machine = app.machine] {
-    return std::make_unique<AnalyticModel>(graph, machine);
-  };
+  if (settings.cost_model_weights.empty()) {
+    ctx.cost_model = [graph = app.graph, machine = app.machine] {
+      return std::make_unique<AnalyticModel>(graph, machine);
+    };
+  } else {
+    ctx.cost_model = [graph = app.graph, weights = settings.cost_model_weights] {
+      return std::unique_ptr<CostModel>(load_learned_cost_model(weights, graph));
+    };
+  }
   ctx.measurer = measurer;
   ctx.seed = seed;
   ctx.threads = settings.search_threads;
@@ -528,6 +536,10 @@ void add_tune_options(CLI::App *cmd, TuneArgs &a, TuneCommand which) {
   cmd->add_option("--cpus", a.cpus, "CPUs to measure on, e.g. 0,1")->delimiter(',');
   cmd->add_option("--cache-dir", a.cache_dir,
                   "reference outputs and cached results (default ~/.cache/protuner)");
+  cmd->add_option("--cost-model", a.cost_model,
+                  "the searches' cost model: analytic, or a learned model's weights file "
+                  "(protuner train --out; the shipped ones are in searcher/cost/learned/weights/)")
+      ->capture_default_str();
   cmd->add_option("--dataset", a.dataset,
                   "append every measured candidate to this dataset file, training data for "
                   "`protuner train` (default: <out>/measurements.jsonl)");
@@ -545,9 +557,17 @@ std::string dataset_path(const TuneArgs &args) {
   return path.string();
 }
 
-int run_tune(const TuneArgs &args, const TuneSettings &settings) {
+TuneSettings with_cost_model(const TuneSettings &settings, const TuneArgs &args) {
+  TuneSettings out = settings;
+  out.cost_model_weights = args.cost_model == "analytic" ? "" : args.cost_model;
+  if (!out.cost_model_weights.empty()) LearnedNetwork::load(out.cost_model_weights);
+  return out;
+}
+
+int run_tune(const TuneArgs &args, const TuneSettings &tune_settings) {
   const std::string algorithm = algorithm_of(args);
   make_search(algorithm);  // an unknown name is refused before any work, naming the valid ones
+  const TuneSettings settings = with_cost_model(tune_settings, args);
   const std::vector<SuiteApp> apps = apps_to_tune(args);
   IsolatedMeasurerOptions options;
   options.cpus = args.cpus;
@@ -557,7 +577,8 @@ int run_tune(const TuneArgs &args, const TuneSettings &settings) {
   TuneRun run{args, settings, algorithm, measurer, recorder, settings.measure};
   run.measure.timing.set_samples(args.samples);
   const HostFacts &host = measurer.host();
-  std::cout << "protuner tune: " << apps.size() << " app(s), algorithm " << algorithm << ", on "
+  std::cout << "protuner tune: " << apps.size() << " app(s), algorithm " << algorithm
+            << ", cost model " << args.cost_model << ", on "
             << host.cpu_model << " (" << measurer.cpus().size() << " cpus, SMT " << host.smt
             << "), results in " << args.out_dir << "/, measurements recorded in " << recorder.path()
             << std::endl;

@@ -71,6 +71,10 @@ struct TuneSettings {
   double seeds_budget_share = kDefaultSeedsBudgetShare;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
   int search_threads = 0;
+  // The searches' cost model: empty, the analytic model; else a learned model's weights
+  // file (`protuner train --out`), loaded once per search thread. The seeds stay ranked by
+  // the analytic model (seeds_to_measure).
+  std::string cost_model_weights;
   // Without a terminal, a progress line is printed at most this often (with one, the
   // line is rewritten in place at every update).
   double plain_progress_interval_seconds = 15;
@@ -92,7 +96,12 @@ struct TuneArgs {
   // Every successful candidate measurement is appended here as a training sample
   // (coordinator/measurement_recorder.h); empty: <out_dir>/measurements.jsonl.
   std::string dataset;
+  std::string cost_model = "analytic";  // or a weights file: TuneSettings::cost_model_weights
 };
+
+// `settings` with the cost model `args` names. A weights file is loaded once here, so a
+// missing or wrong one is refused (IoError, ConfigError naming it) before any work.
+TuneSettings with_cost_model(const TuneSettings &settings, const TuneArgs &args);
 
 // Which command the options are for: `tune`; `local` (a required suite file, no single
 // app); `compare` (no --algorithm: it runs several, compare.h).

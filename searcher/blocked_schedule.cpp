@@ -155,15 +155,17 @@ std::vector<int> pointwise_reductions(const ScheduleState &state, int f) {
 bool reads_panel(const PipelineGraph &g, const FuncNode &f, const StageNode &stage, int p) {
   for (const Footprint &fp : stage.footprints) {
     if (g.find(fp.producer()) != p || fp.dimensions() < 2) continue;
-    const auto varies = [&](int v, int dim) {
+    // The region of p read over the probe box of loop variable v.
+    const auto read_over = [&](int v) {
       const Region r = probe_box(f, stage, [&](int u) { return u == v ? 0 : 1; });
-      return fp.eval(r, g.funcs[p].root_region)[dim].extent() > 1;
+      return fp.eval(r, g.funcs[p].root_region);
     };
     bool reduction_outer = false;
     for (int v = stage.num_pure; v < static_cast<int>(stage.loop_vars.size()); ++v) {
-      for (int dim = 1; dim < fp.dimensions(); ++dim) reduction_outer |= varies(v, dim);
+      const Region read = read_over(v);
+      for (int dim = 1; dim < fp.dimensions(); ++dim) reduction_outer |= read[dim].extent() > 1;
     }
-    if (varies(0, 0) && reduction_outer) return true;
+    if (reduction_outer && read_over(0)[0].extent() > 1) return true;
   }
   return false;
 }

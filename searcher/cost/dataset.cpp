@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <utility>
 
 #include "common/errors.h"
 
@@ -255,6 +256,29 @@ std::vector<DatasetSample> read_dataset(const std::string &path) {
   }
   if (in.bad()) throw_io("cannot read dataset", path);
   return samples;
+}
+
+DatasetMergeSummary merge_datasets(const std::vector<std::string> &inputs, const std::string &out) {
+  std::set<std::pair<std::string, std::string>> held;  // (pipeline id, schedule JSON)
+  struct stat st {};
+  if (::stat(out.c_str(), &st) == 0) {
+    for (const DatasetSample &s : read_dataset(out)) held.emplace(s.pipeline_id, s.schedule_json);
+  }
+  std::vector<DatasetSample> fresh;
+  DatasetMergeSummary summary;
+  for (const std::string &path : inputs) {
+    for (DatasetSample &s : read_dataset(path)) {
+      if (held.emplace(s.pipeline_id, s.schedule_json).second) {
+        fresh.push_back(std::move(s));
+      } else {
+        ++summary.duplicates;
+      }
+    }
+  }
+  DatasetWriter writer(out);
+  for (const DatasetSample &s : fresh) writer.append(s);
+  summary.appended = fresh.size();
+  return summary;
 }
 
 }  // namespace protuner

@@ -61,4 +61,17 @@ class DatasetWriter {
 // error (ConfigError naming the file and line number); IoError when the file cannot be read.
 std::vector<DatasetSample> read_dataset(const std::string &path);
 
+// Gathers measurements from several files into one dataset (the candidates `protuner tune`
+// records per run, `<out>/measurements.jsonl`, become training data this way). A schedule
+// of a pipeline is kept once, at its first measurement (`out`'s own samples first, then the
+// inputs in order): the same schedule measured again, in another run, would make a pair
+// whose order is noise. Every input is read before anything is written, so a malformed
+// input leaves `out` as it was; `out` is only appended to. Errors as read_dataset's and
+// DatasetWriter's.
+struct DatasetMergeSummary {
+  size_t appended = 0;    // samples written to out
+  size_t duplicates = 0;  // input samples whose schedule out already held (or an earlier input)
+};
+DatasetMergeSummary merge_datasets(const std::vector<std::string> &inputs, const std::string &out);
+
 }  // namespace protuner

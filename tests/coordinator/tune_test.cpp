@@ -21,6 +21,7 @@
 #include "coordinator/tune.h"
 #include "measurer/measure_json.h"
 #include "searcher/cost/analytic_model.h"
+#include "searcher/cost/learned/learned_network.h"
 #include "searcher/fallback_schedule.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
@@ -459,6 +460,36 @@ TEST_F(TuneCli, AnUnknownAlgorithmExitsTwoNamingTheValidOnes) {
     EXPECT_NE(r.output.find(part), std::string::npos) << part << " in:\n" << r.output;
   }
   EXPECT_FALSE(std::filesystem::exists(temp_dir() + "/test_blur"));
+}
+
+// A learned model's weights file drives the searches (here an untrained feed-forward
+// network: the sum of its cost terms), and the result says which model it was.
+TEST_F(TuneCli, SearchesWithTheLearnedModelAWeightsFileHolds) {
+  std::filesystem::create_directories(temp_dir());
+  const std::string weights = temp_dir() + "/feedforward.weights";
+  LearnedNetwork(LearnedModelKind::kFeedForward, {}, FeatureNormalizer::identity(), 0)
+      .save(weights);
+  const std::string out = temp_dir() + "/learned";
+  const CommandResult r = protuner("tune " + kBlur +
+                                   " --algorithm greedy --budget-minutes 0.2 --samples 3 "
+                                   "--cost-model " +
+                                   weights + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("cost model " + weights), std::string::npos) << r.output;
+  const auto result =
+      nlohmann::json::parse(read_file(std::filesystem::path(out) / "test_blur" / "result.json"));
+  EXPECT_EQ(result.at("cost_model"), weights);
+  EXPECT_GT(result.at("runtime_ms").get<double>(), 0);
+}
+
+TEST_F(TuneCli, AMissingWeightsFileExitsTwoNamingItBeforeAnyWork) {
+  const std::string missing = temp_dir() + "/no_such.weights";
+  const std::string out = temp_dir() + "/never";
+  const CommandResult r =
+      protuner("tune " + kBlur + " --algorithm greedy --cost-model " + missing + " --out " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(missing), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(out) / "test_blur"));
 }
 
 TEST_F(TuneCli, AnAppThatCannotBeTunedIsReportedAndExitsOne) {

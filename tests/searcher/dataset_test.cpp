@@ -204,6 +204,52 @@ TEST(DatasetFile, MissingMistypedOrUnknownFieldsAreRefused) {
   }
 }
 
+TEST(DatasetFile, MergeKeepsTheFirstMeasurementOfEachScheduleAndOnlyAppends) {
+  const std::string out = fresh_path("merge_out.jsonl");
+  const std::string a = fresh_path("merge_a.jsonl");
+  const std::string b = fresh_path("merge_b.jsonl");
+  DatasetWriter(out).append(example_sample(1));
+  DatasetSample remeasured = example_sample(1);  // out's schedule, measured again
+  remeasured.min_ms = 0.5;
+  DatasetSample other_pipeline = example_sample(1);  // the same schedule text, another pipeline
+  other_pipeline.pipeline_id = "random_1_large";
+  DatasetWriter wa(a);
+  wa.append(remeasured);
+  wa.append(example_sample(2));
+  wa.append(other_pipeline);
+  DatasetSample second_run = example_sample(2);
+  second_run.min_ms = 9.0;
+  DatasetWriter wb(b);
+  wb.append(second_run);
+  wb.append(example_sample(3));
+
+  const DatasetMergeSummary summary = merge_datasets({a, b}, out);
+  EXPECT_EQ(summary.appended, 3u);
+  EXPECT_EQ(summary.duplicates, 2u);
+  const std::vector<DatasetSample> merged = read_dataset(out);
+  ASSERT_EQ(merged.size(), 4u);
+  expect_same(merged[0], example_sample(1));  // out's own sample stays first, untouched
+  expect_same(merged[1], example_sample(2));  // the first input's measurement, not b's
+  expect_same(merged[2], other_pipeline);
+  expect_same(merged[3], example_sample(3));
+  EXPECT_EQ(merge_datasets({a, b}, out).appended, 0u);  // a rerun adds nothing
+}
+
+TEST(DatasetFile, MergeWithAMalformedInputWritesNothing) {
+  const std::string out = fresh_path("merge_kept.jsonl");
+  const std::string good = fresh_path("merge_good.jsonl");
+  const std::string bad = fresh_path("merge_bad.jsonl");
+  DatasetWriter(out).append(example_sample(1));
+  DatasetWriter(good).append(example_sample(2));
+  append_text(bad, sample_to_json_line(example_sample(3)) + "\n{not json}\n" +
+                       sample_to_json_line(example_sample(4)) + "\n");
+  const std::string error = config_error_of([&] { merge_datasets({good, bad}, out); });
+  EXPECT_NE(error.find(bad + ":2"), std::string::npos) << error;
+  const std::vector<DatasetSample> kept = read_dataset(out);
+  ASSERT_EQ(kept.size(), 1u);
+  expect_same(kept[0], example_sample(1));
+}
+
 TEST(DatasetFile, MissingFileIsAnIoError) {
   EXPECT_THROW(read_dataset(fresh_path("absent.jsonl")), IoError);
   EXPECT_THROW(DatasetWriter((scratch_dir() / "no_such_dir" / "x.jsonl").string()), IoError);

@@ -218,6 +218,42 @@ TEST(LearnedModel, UntrainedGcnWithTheAnalyticPriorStartsFromTheAnalyticModel) {
   }
 }
 
+// Its correction is per stage, so two disjoint copies of a pipeline cost twice one copy,
+// trained or not: the same weights mean the same for 8 stages or 100. (Read out from the
+// pooled embeddings, the correction of the copies' sum doubled in log space.)
+TEST(LearnedModel, GcnWithTheAnalyticPriorPredictsTwoDisjointCopiesAtTwiceOne) {
+  const LearnedModelOptions options = tiny_model(true);
+  TrainerOptions o;
+  o.epochs = 20;
+  o.seed = 5;
+  const LearnedNetwork trained =
+      train_model(LearnedModelKind::kGcn, options, distorted_data().train, o);
+  for (const TrainingSample &s : std::vector<TrainingSample>(data().test.begin(),
+                                                              data().test.begin() + 5)) {
+    PipelineFeatures twice = s.features;
+    const int n = static_cast<int>(s.features.stages.size());
+    twice.stages.insert(twice.stages.end(), s.features.stages.begin(), s.features.stages.end());
+    for (const auto &[p, c] : s.features.edges) twice.edges.emplace_back(p + n, c + n);
+    const double one = trained.predict({&s.features})[0];
+    EXPECT_NEAR(trained.predict({&twice})[0], 2 * one, 1e-4 * one) << s.pipeline_id;
+  }
+}
+
+TEST(LearnedModel, RelativeErrorNamesRoundTripAndAnUnknownOneIsRefused) {
+  for (RelativeError e : {RelativeError::kRatio, RelativeError::kLogRatio}) {
+    EXPECT_EQ(parse_relative_error(relative_error_name(e)), e);
+  }
+  EXPECT_EQ(default_relative_error(LearnedModelKind::kGcn), RelativeError::kLogRatio);
+  EXPECT_EQ(default_relative_error(LearnedModelKind::kFeedForward), RelativeError::kRatio);
+  try {
+    parse_relative_error("squared");
+    FAIL() << "accepted 'squared'";
+  } catch (const ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find("'squared' (ratio or log-ratio)"), std::string::npos)
+        << e.what();
+  }
+}
+
 // --- training ---
 
 void expect_training_lowers_heldout_loss(LearnedModelKind kind, const LearnedModelOptions &model,
@@ -425,9 +461,9 @@ TEST_F(BadWeights, AnotherFeatureLayoutIsRefused) {
 
 TEST_F(BadWeights, AnotherFormatVersionIsRefused) {
   std::string changed = bytes_;
-  changed.replace(changed.find("version 2"), 9, "version 1");
+  changed.replace(changed.find("version 3"), 9, "version 1");
   write_file(bad_, changed);
-  expect_refused<ConfigError>(bad_, "format version 1, this build reads version 2");
+  expect_refused<ConfigError>(bad_, "format version 1, this build reads version 3");
 }
 
 TEST_F(BadWeights, CorruptTensorsAreRefused) {
@@ -439,6 +475,24 @@ TEST_F(BadWeights, CorruptTensorsAreRefused) {
 }
 
 // --- evaluation ---
+
+// The weights shipped in the repo (searcher/cost/learned/weights/) are for this build's
+// feature layout. A change to the featurizer's tables makes their load refuse them, and
+// then they must be retrained with the command in weights/README.md.
+TEST(ShippedWeights, LoadForThisFeatureLayoutAndPredictRuntimes) {
+  const std::pair<const char *, LearnedModelKind> shipped[] = {
+      {"feedforward.weights", LearnedModelKind::kFeedForward},
+      {"gcn.weights", LearnedModelKind::kGcn}};
+  for (const auto &[file, kind] : shipped) {
+    const std::string path =
+        std::string(PROTUNER_SOURCE_DIR) + "/searcher/cost/learned/weights/" + file;
+    const LearnedNetwork network = LearnedNetwork::load(path, kind);
+    for (const TrainingSample &s : data().test) {
+      const double seconds = network.predict({&s.features})[0];
+      EXPECT_TRUE(std::isfinite(seconds) && seconds > 0) << file << ": " << seconds;
+    }
+  }
+}
 
 TEST(LearnedModelEvaluation, PairwiseRankingAccuracyMatchesHandCount) {
   // Pipeline a: pairs (1,2) right, (1,3) right, (2,3) wrong. Pipeline b: (5,5) is a

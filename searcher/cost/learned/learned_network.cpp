@@ -2,7 +2,7 @@
 // tensors as torch::save writes them:
 //
 //   protuner-cost-model-weights
-//   version 2
+//   version 3
 //   kind gcn
 //   layout 9f1c...                         feature_layout_fingerprint(), hex
 //   options 24 40 64 2 1                   LearnedModelOptions, in declaration order
@@ -29,7 +29,8 @@ namespace protuner {
 namespace {
 
 constexpr const char *kFormatName = "protuner-cost-model-weights";
-constexpr int kFormatVersion = 2;
+// 3: the GCN with the analytic prior reads out a correction per stage (network_modules.cpp).
+constexpr int kFormatVersion = 3;
 
 std::string hexfloat(float v) {
   char buf[64];

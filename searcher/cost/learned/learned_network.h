@@ -8,10 +8,12 @@
 //  - gcn: stage nodes with the same embedding, `gcn_layers` graph convolutions over the
 //    stage DAG (row-normalized adjacency with self-loops, both edge directions, then
 //    batch norm and ReLU), sum-pooling of the initial, intermediate and final embeddings,
-//    and a linear readout of log(seconds) offset by the training set's mean log runtime,
-//    or with `analytic_prior` by the analytic model's log(seconds) for the same state.
+//    and a linear readout of log(seconds) offset by the training set's mean log runtime.
 //    Log because runtimes span orders of magnitude: a linear readout of seconds would
-//    have to produce 1e-5 and 1e1 from the same weights.
+//    have to produce 1e-5 and 1e1 from the same weights. With `analytic_prior`, the same
+//    readout of each node's embeddings is a log correction of its stage's analytic
+//    seconds, and the prediction is the sum of the corrected stages (network_modules.cpp
+//    says why not a correction of the pooled whole).
 //
 // Each predict() call runs one forward pass over the whole batch (graphs batched as one
 // block-diagonal graph), in inference mode (batch norm uses its running statistics), so a
@@ -48,9 +50,9 @@ struct LearnedModelOptions {
   int hidden = 64;               // feed-forward: hidden layer between embedding and coefficients
   int gcn_layers = 2;            // 004_* swept 0-8 layers and found 2 best
   // gcn: predict a correction to the analytic model (analytic_model.h, for the reference
-  // machine) rather than runtimes from scratch: log(seconds) = readout + log(the analytic
-  // model's seconds), and every node also sees its analytic cost and cost terms (log
-  // scaled). Thousands of measured schedules teach a network what the analytic model gets
+  // machine) rather than runtimes from scratch: seconds = sum over stages of the analytic
+  // model's stage seconds x exp(the stage's readout), and every node also sees its
+  // analytic cost and cost terms (log scaled). Thousands of measured schedules teach a network what the analytic model gets
   // wrong far sooner than they teach it the arithmetic of loop nests (see
   // docs/ARCHITECTURE.md for the ranking accuracy with and without).
   bool analytic_prior = true;

@@ -125,15 +125,27 @@ class GcnNetwork : public CostNetwork {
   }
   torch::Tensor forward(const FeatureBatch &b) override {
     torch::Tensor e = embedding_(b);
-    std::vector<torch::Tensor> pooled{pool(e, b)};
+    std::vector<torch::Tensor> per_node{e};
     for (size_t k = 0; k < linear_.size(); ++k) {
       e = torch::relu(norm_[k](convolve(linear_[k](e), b)));
-      pooled.push_back(pool(e, b));
+      per_node.push_back(e);
     }
-    const torch::Tensor base =
-        analytic_prior_ ? torch::log(pool(b.analytic.unsqueeze(1), b).squeeze(1) + 1e-12)
-                        : offset_;
-    const torch::Tensor log_seconds = readout_(torch::cat(pooled, 1)).squeeze(1) + base;
+    if (analytic_prior_) {
+      // The readout is linear, so reading out the pooled embeddings is summing per-node
+      // readouts. As a log correction of the whole pipeline's analytic seconds, that sum
+      // grows with the number of stages: apps of 30-100 stages got corrections many times
+      // those the 8-stage random pipelines taught (resnet50 was predicted 1e5x too slow).
+      // Each node's readout is rather its own stage's log correction, and the pipeline
+      // takes the sum of the corrected stages' seconds: the same weights mean the same for
+      // any number of stages. The clamp keeps a wild untrained correction finite.
+      const torch::Tensor correction = readout_(torch::cat(per_node, 1)).squeeze(1);
+      const torch::Tensor stage_seconds =
+          b.analytic * torch::exp(torch::clamp(correction, -30.0, 30.0));
+      return pool(stage_seconds.unsqueeze(1), b).squeeze(1) + 1e-12;
+    }
+    std::vector<torch::Tensor> pooled;
+    for (const torch::Tensor &x : per_node) pooled.push_back(pool(x, b));
+    const torch::Tensor log_seconds = readout_(torch::cat(pooled, 1)).squeeze(1) + offset_;
     // The clamp keeps a wild untrained prediction finite (1e-13 s to 1e13 s).
     return torch::exp(torch::clamp(log_seconds, -30.0, 30.0));
   }

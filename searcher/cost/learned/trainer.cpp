@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/errors.h"
 #include "searcher/cost/learned/network_modules.h"
 
 namespace protuner {
@@ -125,9 +126,15 @@ void restore_parameters(CostNetwork &net, const std::string &bytes) {
   net.load(archive);
 }
 
+double relative_error(RelativeError kind, double predicted, double measured) {
+  return kind == RelativeError::kLogRatio ? std::abs(std::log(predicted / measured))
+                                          : std::abs(predicted / measured - 1);
+}
+
 // What one training run works on.
 struct TrainingData {
   const std::vector<TrainingSample> &samples;
+  RelativeError relative_error;
   std::vector<double> weights;
   std::vector<Indices> train;  // per pipeline
   Indices holdout;
@@ -146,7 +153,10 @@ double train_epoch(LearnedNetwork &network, torch::optim::Optimizer &optimizer,
         column(batch, [&](size_t i) { return data.samples[i].runtime_s; });
     const torch::Tensor weight = column(batch, [&](size_t i) { return data.weights[i]; });
     const torch::Tensor predicted = net.forward(fb);
-    const torch::Tensor weighted = (torch::abs(predicted / runtime - 1) * weight).sum();
+    const torch::Tensor error = data.relative_error == RelativeError::kLogRatio
+                                    ? torch::abs(torch::log(predicted / runtime))
+                                    : torch::abs(predicted / runtime - 1);
+    const torch::Tensor weighted = (error * weight).sum();
     const torch::Tensor loss = weighted / weight.sum();
     optimizer.zero_grad();
     loss.backward();
@@ -172,7 +182,8 @@ double holdout_loss(const LearnedNetwork &network, const TrainingData &data,
   double loss = 0, weight = 0;
   for (size_t k = 0; k < data.holdout.size(); ++k) {
     const size_t i = data.holdout[k];
-    loss += std::abs(predicted[k] / data.samples[i].runtime_s - 1) * data.weights[i];
+    loss += relative_error(data.relative_error, predicted[k], data.samples[i].runtime_s) *
+            data.weights[i];
     weight += data.weights[i];
   }
   return loss / weight;
@@ -221,6 +232,20 @@ void check_options(const TrainerOptions &o) {
 }
 
 }  // namespace
+
+RelativeError default_relative_error(LearnedModelKind kind) {
+  return kind == LearnedModelKind::kGcn ? RelativeError::kLogRatio : RelativeError::kRatio;
+}
+
+const char *relative_error_name(RelativeError e) {
+  return e == RelativeError::kLogRatio ? "log-ratio" : "ratio";
+}
+
+RelativeError parse_relative_error(const std::string &name) {
+  if (name == "ratio") return RelativeError::kRatio;
+  if (name == "log-ratio") return RelativeError::kLogRatio;
+  throw ConfigError("unknown relative error '" + name + "' (ratio or log-ratio)");
+}
 
 std::pair<std::vector<TrainingSample>, std::vector<TrainingSample>> split_pipelines(
     const std::vector<TrainingSample> &samples, double fraction, uint64_t seed) {
@@ -283,7 +308,8 @@ LearnedNetwork train_model(LearnedModelKind kind, const LearnedModelOptions &mod
   }
   LearnedNetwork network(kind, model_options,
                          FeatureNormalizer::fit(train_features, train_runtimes), options.seed);
-  const TrainingData data{samples, loss_weights(samples), std::move(train), std::move(holdout)};
+  const TrainingData data{samples, options.relative_error.value_or(default_relative_error(kind)),
+                          loss_weights(samples), std::move(train), std::move(holdout)};
   TrainingReport r = run_training(network, data, options, options.learning_rate, rng);
   if (report) *report = std::move(r);
   return network;
@@ -295,7 +321,9 @@ TrainingReport fine_tune(LearnedNetwork &network, const std::vector<TrainingSamp
   check_options(options);
   std::mt19937_64 rng(options.seed);
   auto [train, holdout] = split_holdout(samples, options.holdout_fraction, rng);
-  const TrainingData data{samples, loss_weights(samples), std::move(train), std::move(holdout)};
+  const TrainingData data{samples,
+                          options.relative_error.value_or(default_relative_error(network.kind())),
+                          loss_weights(samples), std::move(train), std::move(holdout)};
   return run_training(network, data, options,
                       options.learning_rate * options.fine_tune_learning_rate_scale, rng);
 }

@@ -1,7 +1,7 @@
 // Training and evaluating the learned cost models.
 //
 // Loss (004_* section III.C), per sample s of pipeline p:
-//   loss = |predicted / measured - 1|                  relative error
+//   loss = |predicted / measured - 1|                  relative error (or |log(p / m)|)
 //        x best runtime of p / measured                good schedules matter more
 //        x 1 / max(relative stddev, kMinRelativeStddev) precise measurements matter more
 // summed over a batch and divided by the batch's total weight (the last two factors), so it
@@ -11,6 +11,13 @@
 // sample, or a timer quantum) from making a weight infinite; 1% is about the repeatability
 // of our measurer's minima (measurer/README.md).
 //
+// The relative error as 004_* writes it is lopsided: a prediction 10x too slow costs 9, one
+// 10x too fast at most 1, and as a prediction goes to 0 its gradient does too, so samples
+// a model finds hard are pushed toward 0 and stay there. |log(predicted / measured)| is
+// the same to first order and symmetric. Which one trains the better ranking differs by
+// model (docs/ARCHITECTURE.md has the numbers), so it is an option: kRatio for the
+// feed-forward model, kLogRatio for the GCN (default_relative_error).
+//
 // Training: Adam over batches of pipelines (all their training samples, in chunks), a
 // held-out share of the pipelines (of each pipeline's samples when there are fewer than
 // five) for early stopping, the best held-out parameters restored at the end. Seeded: the
@@ -19,6 +26,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +46,15 @@ struct TrainingSample {
 
 constexpr double kMinRelativeStddev = 0.01;
 
+enum class RelativeError {
+  kRatio,     // |predicted / measured - 1|, 004_*'s
+  kLogRatio,  // |log(predicted / measured)|
+};
+RelativeError default_relative_error(LearnedModelKind kind);
+// "ratio" or "log-ratio" (the CLI's --loss); parse throws ConfigError naming the choices.
+const char *relative_error_name(RelativeError e);
+RelativeError parse_relative_error(const std::string &name);
+
 struct TrainerOptions {
   int epochs = 100;
   double learning_rate = 1e-3;    // Adam
@@ -49,6 +66,8 @@ struct TrainerOptions {
   double holdout_fraction = 0.2;
   int patience = 10;              // epochs without a better held-out loss before stopping
   uint64_t seed = 0;              // model initialization, holdout split and batch order
+  // The loss's relative error; unset: default_relative_error of the model's kind.
+  std::optional<RelativeError> relative_error;
   // fine_tune() multiplies the learning rate by this (002_*'s autotuning mode adapts a
   // trained model to one app's measurements without forgetting what it learned).
   double fine_tune_learning_rate_scale = 0.1;
