@@ -126,9 +126,13 @@ void restore_parameters(CostNetwork &net, const std::string &bytes) {
   net.load(archive);
 }
 
-double relative_error(RelativeError kind, double predicted, double measured) {
-  return kind == RelativeError::kLogRatio ? std::abs(std::log(predicted / measured))
-                                          : std::abs(predicted / measured - 1);
+// The loss's relative error, for training's tensors and the held-out loss's doubles alike
+// (abs and log found by argument lookup for tensors).
+template <typename T>
+T relative_error(RelativeError kind, const T &predicted, const T &measured) {
+  using std::abs, std::log;
+  return kind == RelativeError::kLogRatio ? abs(log(predicted / measured))
+                                          : abs(predicted / measured - 1);
 }
 
 // What one training run works on.
@@ -153,10 +157,8 @@ double train_epoch(LearnedNetwork &network, torch::optim::Optimizer &optimizer,
         column(batch, [&](size_t i) { return data.samples[i].runtime_s; });
     const torch::Tensor weight = column(batch, [&](size_t i) { return data.weights[i]; });
     const torch::Tensor predicted = net.forward(fb);
-    const torch::Tensor error = data.relative_error == RelativeError::kLogRatio
-                                    ? torch::abs(torch::log(predicted / runtime))
-                                    : torch::abs(predicted / runtime - 1);
-    const torch::Tensor weighted = (error * weight).sum();
+    const torch::Tensor weighted =
+        (relative_error(data.relative_error, predicted, runtime) * weight).sum();
     const torch::Tensor loss = weighted / weight.sum();
     optimizer.zero_grad();
     loss.backward();
@@ -182,7 +184,7 @@ double holdout_loss(const LearnedNetwork &network, const TrainingData &data,
   double loss = 0, weight = 0;
   for (size_t k = 0; k < data.holdout.size(); ++k) {
     const size_t i = data.holdout[k];
-    loss += relative_error(data.relative_error, predicted[k], data.samples[i].runtime_s) *
+    loss += relative_error<double>(data.relative_error, predicted[k], data.samples[i].runtime_s) *
             data.weights[i];
     weight += data.weights[i];
   }
