@@ -214,8 +214,10 @@ void write_outputs(const std::vector<Row> &rows, const std::vector<std::string> 
                    const CompareArgs &args) {
   const std::filesystem::path dir(args.apps.out_dir);
   std::filesystem::create_directories(dir);
-  nlohmann::json j = {
-      {"reference", kReference}, {"columns", columns}, {"apps", nlohmann::json::array()}};
+  nlohmann::json j = {{"reference", kReference},
+                      {"columns", columns},
+                      {"cost_model", args.apps.cost_model},
+                      {"apps", nlohmann::json::array()}};
   std::string csv = "app,method,status,runtime_ms,speedup_over_adams2019\n";
   for (const Row &row : rows) {
     nlohmann::json app = {{"app", row.app}, {"results", nlohmann::json::object()}};

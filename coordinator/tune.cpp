@@ -560,7 +560,10 @@ std::string dataset_path(const TuneArgs &args) {
 TuneSettings with_cost_model(const TuneSettings &settings, const TuneArgs &args) {
   TuneSettings out = settings;
   out.cost_model_weights = args.cost_model == "analytic" ? "" : args.cost_model;
-  if (!out.cost_model_weights.empty()) LearnedNetwork::load(out.cost_model_weights);
+  if (!out.cost_model_weights.empty()) {
+    LearnedNetwork::load(out.cost_model_weights);
+    predict_on_the_calling_thread_only();
+  }
   return out;
 }
 

@@ -98,6 +98,20 @@ bool read_in_several_shapes(const ScheduleState &state, int f) {
   return false;
 }
 
+// Whether stage s of Func g reads some producer at indices of more than one shape, itself
+// or through the Funcs inlined into it.
+bool stage_reads_in_several_shapes(const ScheduleState &state, int g, int s) {
+  const PipelineGraph &graph = state.graph();
+  if (!graph.funcs[g].stages[s].reads_in_several_shapes.empty()) return true;
+  for (int p : graph.funcs[g].producers) {
+    if (p < state.num_decided() && state.decision(p).placement == Placement::kInline &&
+        stage_reads_in_several_shapes(state, p, 0)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool same_stage(const LoopRef &a, int func, int stage) {
   return a.func == func && a.stage == stage;
 }
@@ -165,7 +179,8 @@ std::string ScheduleState::check_placement(const FuncDecision &d) const {
   const auto stores = store_options(at);
   if (std::find(stores.begin(), stores.end(), d.store_at) == stores.end()) {
     return "store_at must be the compute_at loop or enclose it, and not be outside a parallel "
-           "loop that encloses compute_at";
+           "loop that encloses compute_at, nor outside a loop of a stage that reads a Func at "
+           "indices of several shapes (ScheduleState::store_options)";
   }
   return "";
 }
@@ -332,12 +347,18 @@ std::vector<LoopRef> ScheduleState::store_options(const LoopRef &at) const {
       read_in_several_shapes(*this, num_decided())) {
     return {at};
   }
+  // Nor outside a loop of a stage that reads some Func at indices of several shapes: its
+  // footprint per iteration is a union Halide 14 slides wrong. A pure Func computed per row
+  // of c += g(k, y) * g(x, k) (g a stencil of it, computed per point) and stored outside
+  // that row computed wrong values; stored per row, right
+  // (AppliedSchedules.NothingSlidesAlongTheLoopsOfAProductOfAFuncWithItself; found by the
+  // dataset builder in random_192's matmul of a convolution with itself).
   std::vector<LoopRef> out;
-  const bool parallel = any_enclosing_loop(at, [&](const LoopRef &ref, const Loop &l) {
+  const bool sealed = any_enclosing_loop(at, [&](const LoopRef &ref, const Loop &l) {
     out.push_back(ref);
-    return l.parallel;
+    return l.parallel || stage_reads_in_several_shapes(*this, ref.func, ref.stage);
   });
-  if (!parallel) out.push_back(LoopRef{});
+  if (!sealed) out.push_back(LoopRef{});
   return out;
 }
 

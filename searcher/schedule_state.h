@@ -104,7 +104,8 @@ class ScheduleState {
   // Where the next Func, computed at `at`, may be stored: `at`, then the loops enclosing
   // it up to and including the first parallel one, then root if no parallel loop encloses
   // `at`. Only `at` for a Func unsafe to slide (StageNode::unsafe_to_slide) or read at
-  // indices of several shapes (StageNode::reads_in_several_shapes).
+  // indices of several shapes (StageNode::reads_in_several_shapes); never outside a loop of
+  // a stage that reads any Func at indices of several shapes.
   std::vector<LoopRef> store_options(const LoopRef &at) const;
   // Points of f needed per single point of each non-inlined stage using it, at most: what
   // inlining f would recompute.

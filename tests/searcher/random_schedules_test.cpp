@@ -502,6 +502,91 @@ TEST(AppliedSchedules, AFuncComputedPerGuardedTileDoesNotShiftInwards) {
   }
 }
 
+// c += g(k, y) * g(x, k), g a vertical stencil of p, p pointwise of the input: a product of
+// a Func with itself (one Func read at two index shapes), the shape of random_192's matmul
+// of a convolution with itself. `p_out` receives p.
+Halide::Pipeline self_product_pipeline(Halide::Func *p_out = nullptr) {
+  using namespace Halide;
+  constexpr int n = 16;
+  ImageParam a(Float(32), 2, "a");
+  Var x("x"), y("y");
+  RDom k(0, n, "k");
+  Func in_im("in_im"), p("p"), g("g"), c("c");
+  if (p_out) *p_out = p;
+  in_im(x, y) = a(x, y);
+  p(x, y) = in_im(x, y) * 2.0f + 1.0f;
+  g(x, y) = p(x, y) + p(x, y + 1) * 0.5f;
+  c(x, y) = 0.0f;
+  c(x, y) += g(k, y) * g(x, k);
+  a.set_estimates({{0, n}, {0, n + 1}});
+  c.set_estimates({{0, n}, {0, n}});
+  return Pipeline(c);
+}
+
+// Found by the dataset builder (random_192.8 computed NaN): a Func computed per row of the
+// update of c += g(k, y) * g(x, k), g computed per point, and stored outside that row.
+// Its footprint per row is the union of the two reads' footprints, which Halide 14 slides
+// wrong. The space stores nothing outside a loop of such a stage.
+TEST(AppliedSchedules, NothingSlidesAlongTheLoopsOfAProductOfAFuncWithItself) {
+  using namespace Halide;
+  Pipeline reference = self_product_pipeline();
+  const Buffer<> expected = run(reference);
+
+  Func by_hand_p;
+  Pipeline by_hand = self_product_pipeline(&by_hand_p);
+  Func c = by_hand.outputs()[0];
+  Var x("x"), y("y"), xs("x_s1"), ys("y_s1");
+  c.compute_root();
+  c.update(0).rename(x, xs).rename(y, ys);
+  for (const auto &[name, fn] : Internal::build_environment({c.function()})) {
+    if (name == "g") Func(fn).compute_at(LoopLevel(c, xs));
+  }
+  by_hand_p.compute_at(LoopLevel(c, ys)).store_root();
+  EXPECT_NE(check(expected, by_hand), std::nullopt)
+      << "Halide 14 no longer slides it wrong: the rule against it may go";
+
+  auto graph = testing::graph_of(self_product_pipeline());
+  ASSERT_EQ(graph->funcs[0].stages[1].reads_in_several_shapes.size(), 1u);
+  const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  ScheduleState state(graph);
+  FuncDecision whole;  // serial, the reduction innermost: the update's loops are y, x, k
+  whole.stages = {StageTiling{{1 << 20, 1 << 20}, {1, 1}, 0},
+                  StageTiling{{1 << 20, 1 << 20}, {1, 1}, 0}};
+  state.decide(whole);
+  const std::vector<Loop> &loops = state.bounds(0).loops[1];
+  auto loop_named = [&](const std::string &name) {
+    for (size_t k = 0; k < loops.size(); ++k) {
+      if (loops[k].name == name) return LoopRef{0, 1, static_cast<int>(k)};
+    }
+    ADD_FAILURE() << "no loop " << name;
+    return LoopRef{};
+  };
+  const LoopRef rows = loop_named("y_s1"), columns = loop_named("x_s1");
+  ASSERT_EQ(stable_func_name(graph->funcs[1].name), "g");
+  FuncDecision g;  // serial and scalar, one tile: only where it is computed matters here
+  g.stages = {whole.stages[0]};
+  g.placement = Placement::kAt;
+  g.compute_at = g.store_at = columns;
+  ASSERT_EQ(state.check_decision(g), "");
+  state.decide(g);
+  ASSERT_EQ(stable_func_name(graph->funcs[2].name), "p");
+  EXPECT_EQ(state.store_options(rows), (std::vector<LoopRef>{rows}));
+  EXPECT_EQ(state.store_options(columns), (std::vector<LoopRef>{columns}));
+  FuncDecision p = g;
+  p.compute_at = rows;
+  p.store_at = LoopRef{};
+  EXPECT_NE(state.check_decision(p), "");
+  p.store_at = rows;
+  ASSERT_EQ(state.check_decision(p), "");
+  state.decide(p);
+  while (!state.complete()) {
+    state.decide(fallback_decision(graph->funcs[state.num_decided()], options));
+  }
+  Pipeline scheduled = self_product_pipeline();
+  apply_schedule(state, scheduled);
+  EXPECT_EQ(check(expected, scheduled), std::nullopt) << schedule_source(state, "per_row");
+}
+
 // Every pipeline of test_pipelines.h, for checks of one schedule per pipeline.
 std::vector<std::function<Halide::Pipeline()>> every_test_pipeline() {
   return {[] { return testing::blur_chain_pipeline(); },

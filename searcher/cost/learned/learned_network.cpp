@@ -278,4 +278,6 @@ LearnedNetwork LearnedNetwork::load(const std::string &path, LearnedModelKind ex
   return LearnedNetwork(load_network(path, expected_kind));
 }
 
+void predict_on_the_calling_thread_only() { at::set_num_threads(1); }
+
 }  // namespace protuner

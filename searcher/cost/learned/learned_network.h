@@ -95,4 +95,10 @@ class LearnedNetwork {
   std::unique_ptr<Impl> impl_;
 };
 
+// Makes every forward pass in this process run on the thread that calls it. A search runs
+// one thread per core, each predicting with its own model: with torch's default intra-op
+// pool (one thread per core), each of those passes would also fan out over every core and
+// the threads would fight for them. Training keeps the default (one process, one pass).
+void predict_on_the_calling_thread_only();
+
 }  // namespace protuner
