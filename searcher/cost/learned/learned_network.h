@@ -96,9 +96,11 @@ class LearnedNetwork {
 };
 
 // Makes every forward pass in this process run on the thread that calls it. A search runs
-// one thread per core, each predicting with its own model: with torch's default intra-op
-// pool (one thread per core), each of those passes would also fan out over every core and
-// the threads would fight for them. Training keeps the default (one process, one pass).
+// one thread per core, each predicting with its own model; with torch's default intra-op
+// pool (one thread per core) each pass could also fan out over the cores the other search
+// threads use. Two concurrent GCN predictors measured the same either way within this
+// machine's noise, so this is for predictable searches, not a measured speedup. Training
+// keeps the default (one process, one pass at a time).
 void predict_on_the_calling_thread_only();
 
 }  // namespace protuner
