@@ -24,7 +24,7 @@
 #include "measurer/measure_json.h"
 #include "searcher/apply_schedule.h"
 #include "searcher/cost/analytic_model.h"
-#include "searcher/cost/learned/learned_models.h"
+#include "searcher/cost/learned/learned_network.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/search_registry.h"
@@ -334,15 +334,9 @@ SearchContext context_for(const PreparedApp &app, CandidateMeasurer *measurer, u
   SearchContext ctx;
   ctx.graph = app.graph;
   ctx.space = app.space.get();
-  if (settings.cost_model_weights.empty()) {
-    ctx.cost_model = [graph = app.graph, machine = app.machine] {
-      return std::make_unique<AnalyticModel>(graph, machine);
-    };
-  } else {
-    ctx.cost_model = [graph = app.graph, weights = settings.cost_model_weights] {
-      return std::unique_ptr<CostModel>(load_learned_cost_model(weights, graph));
-    };
-  }
+  ctx.cost_model = [graph = app.graph, machine = app.machine, &choice = settings.cost_model] {
+    return choice.make(graph, machine);
+  };
   ctx.measurer = measurer;
   ctx.seed = seed;
   ctx.threads = settings.search_threads;
@@ -537,8 +531,9 @@ void add_tune_options(CLI::App *cmd, TuneArgs &a, TuneCommand which) {
   cmd->add_option("--cache-dir", a.cache_dir,
                   "reference outputs and cached results (default ~/.cache/protuner)");
   cmd->add_option("--cost-model", a.cost_model,
-                  "the searches' cost model: analytic, or a learned model's weights file "
-                  "(protuner train --out; the shipped ones are in searcher/cost/learned/weights/)")
+                  "the searches' cost model: analytic, feedforward or gcn (the learned "
+                  "models' weights shipped for this machine class), or a weights file "
+                  "(protuner train --out)")
       ->capture_default_str();
   cmd->add_option("--dataset", a.dataset,
                   "append every measured candidate to this dataset file, training data for "
@@ -559,11 +554,8 @@ std::string dataset_path(const TuneArgs &args) {
 
 TuneSettings with_cost_model(const TuneSettings &settings, const TuneArgs &args) {
   TuneSettings out = settings;
-  out.cost_model_weights = args.cost_model == "analytic" ? "" : args.cost_model;
-  if (!out.cost_model_weights.empty()) {
-    LearnedNetwork::load(out.cost_model_weights);
-    predict_on_the_calling_thread_only();
-  }
+  out.cost_model = CostModelChoice(args.cost_model);
+  if (out.cost_model.learned()) predict_on_the_calling_thread_only();
   return out;
 }
 

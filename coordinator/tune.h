@@ -19,6 +19,7 @@
 #include "common/app.h"
 #include "common/suite.h"
 #include "measurer/measurement.h"
+#include "searcher/cost/learned/cost_model_choice.h"
 #include "searcher/cost/machine_model.h"
 #include "searcher/pipeline_graph.h"
 #include "searcher/schedule_state.h"
@@ -71,10 +72,9 @@ struct TuneSettings {
   double seeds_budget_share = kDefaultSeedsBudgetShare;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
   int search_threads = 0;
-  // The searches' cost model: empty, the analytic model; else a learned model's weights
-  // file (`protuner train --out`), loaded once per search thread. The seeds stay ranked by
-  // the analytic model (seeds_to_measure).
-  std::string cost_model_weights;
+  // The searches' cost model (one per search thread). The seeds stay ranked by the
+  // analytic model (seeds_to_measure).
+  CostModelChoice cost_model;
   // Without a terminal, a progress line is printed at most this often (with one, the
   // line is rewritten in place at every update).
   double plain_progress_interval_seconds = 15;
@@ -96,11 +96,11 @@ struct TuneArgs {
   // Every successful candidate measurement is appended here as a training sample
   // (coordinator/measurement_recorder.h); empty: <out_dir>/measurements.jsonl.
   std::string dataset;
-  std::string cost_model = "analytic";  // or a weights file: TuneSettings::cost_model_weights
+  std::string cost_model = kDefaultCostModel;  // a CostModelChoice name or weights file
 };
 
-// `settings` with the cost model `args` names. A weights file is loaded once here, so a
-// missing or wrong one is refused (IoError, ConfigError naming it) before any work.
+// `settings` with the cost model `args` names. Weights are read and checked here, so a
+// missing or wrong file is refused (IoError, ConfigError naming it) before any work.
 TuneSettings with_cost_model(const TuneSettings &settings, const TuneArgs &args);
 
 // Which command the options are for: `tune`; `local` (a required suite file, no single

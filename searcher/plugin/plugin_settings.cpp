@@ -17,6 +17,7 @@ namespace {
 // The variables, as the README and every error message name them.
 constexpr const char *kSeedVar = "HL_PROTUNER_SEED";
 constexpr const char *kAlgorithmVar = "HL_PROTUNER_ALGORITHM";
+constexpr const char *kCostModelVar = "HL_PROTUNER_COST_MODEL";
 constexpr const char *kBudgetVar = "HL_PROTUNER_BUDGET_S";
 constexpr const char *kIterationsVar = "HL_PROTUNER_ITERATIONS";
 constexpr const char *kScheduleJsonVar = "HL_PROTUNER_SCHEDULE_JSON";
@@ -55,6 +56,14 @@ std::string parse_algorithm(const std::string &text) {
   refuse(kAlgorithmVar, text, "unknown algorithm; valid names: " + valid);
 }
 
+CostModelChoice parse_cost_model(const std::string &text) {
+  try {
+    return CostModelChoice(text);
+  } catch (const Error &e) {
+    refuse(kCostModelVar, text, e.what());
+  }
+}
+
 // "name=value,name=value" into generator params.
 std::map<std::string, std::string> parse_params(const std::string &text) {
   std::map<std::string, std::string> params;
@@ -74,7 +83,7 @@ std::map<std::string, std::string> parse_params(const std::string &text) {
 
 std::string PluginSettings::describe() const {
   std::ostringstream os;
-  os << "algorithm=" << algorithm << " seed=" << seed
+  os << "algorithm=" << algorithm << " cost_model=" << cost_model.name() << " seed=" << seed
      << " budget=" << budget_seconds << "s";
   if (iterations) os << " iterations=" << *iterations;
   if (schedule_json_path) os << " schedule_json=" << *schedule_json_path;
@@ -94,6 +103,7 @@ PluginSettings plugin_settings_from(const EnvLookup &lookup) {
     s.seed = parse_decimal<uint64_t>(kSeedVar, *v, 0, UINT64_MAX, "an unsigned decimal integer");
   }
   if (auto v = get(kAlgorithmVar)) s.algorithm = parse_algorithm(*v);
+  if (auto v = get(kCostModelVar)) s.cost_model = parse_cost_model(*v);
   if (auto v = get(kBudgetVar)) {
     s.budget_seconds = parse_decimal<int64_t>(kBudgetVar, *v, 0, kMaxBudgetSeconds,
                                               "whole seconds, a decimal integer from 0 to " +

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/app.h"
+#include "searcher/cost/learned/cost_model_choice.h"
 
 namespace protuner {
 
@@ -19,7 +20,16 @@ namespace protuner {
 // identity, which Halide does not pass to a plugin).
 inline const char *kPluginDefaultAlgorithm = "mcts_1s";
 
+// The plugin's cost model when HL_PROTUNER_COST_MODEL is unset. Analytic, whatever
+// `protuner tune` defaults to: the plugin plans for the machine machine_params describes,
+// which the analytic model follows and the shipped learned weights (trained on this
+// machine class's measurements) do not.
+inline const char *kPluginDefaultCostModel = "analytic";
+
 struct PluginSettings {
+  // HL_PROTUNER_COST_MODEL: what the search ranks schedules with (cost_model_choice.h):
+  // analytic, feedforward or gcn (the shipped weights), or a weights file.
+  CostModelChoice cost_model{kPluginDefaultCostModel};
   // HL_PROTUNER_SEED: seeds the search; the same seed and iteration count give the same
   // schedule. Decimal, 0 .. 2^64-1.
   uint64_t seed = 0;

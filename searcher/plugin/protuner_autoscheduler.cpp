@@ -21,6 +21,7 @@
 #include "measurer/isolated_measurer.h"
 #include "searcher/apply_schedule.h"
 #include "searcher/cost/analytic_model.h"
+#include "searcher/cost/learned/learned_network.h"
 #include "searcher/pipeline_graph.h"
 #include "searcher/plugin/halide_schedule_file.h"
 #include "searcher/plugin/plugin_settings.h"
@@ -97,6 +98,8 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
   std::cerr << "ProTuner: " << settings.describe() << ", target=" << target.to_string()
             << ", machine_params=" << params.to_string() << "\n";
 
+  if (settings.cost_model.learned()) predict_on_the_calling_thread_only();
+
   // A Pipeline is a handle: scheduling this copy schedules the caller's Funcs.
   Halide::Pipeline pipeline = pipeline_in;
   auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(pipeline));
@@ -117,7 +120,9 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
   SearchContext ctx;
   ctx.graph = graph;
   ctx.space = &space;
-  ctx.cost_model = [graph, machine] { return std::make_unique<AnalyticModel>(graph, machine); };
+  ctx.cost_model = [graph, machine, &choice = settings.cost_model] {
+    return choice.make(graph, machine);
+  };
   ctx.measurer = measurer ? &measurer->candidates : nullptr;
   ctx.seed = settings.seed;
   ctx.threads = space_options.cores;

@@ -20,9 +20,11 @@
 #include "common/errors.h"
 #include "common/host_target.h"
 #include "searcher/cost/analytic_model.h"
+#include "searcher/cost/learned/cost_model_choice.h"
 #include "searcher/cost/learned/cost_terms.h"
 #include "searcher/cost/learned/dataset_loader.h"
 #include "searcher/cost/learned/learned_models.h"
+#include "searcher/cost/learned/shipped_weights.h"
 #include "searcher/cost/learned/trainer.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search_space.h"
@@ -492,6 +494,65 @@ TEST(ShippedWeights, LoadForThisFeatureLayoutAndPredictRuntimes) {
       EXPECT_TRUE(std::isfinite(seconds) && seconds > 0) << file << ": " << seconds;
     }
   }
+}
+
+// The weights built into the binary are the files in the repo, byte for byte (CMake
+// re-embeds them when a file changes).
+TEST(ShippedWeights, AreBuiltInAsTheRepoHoldsThem) {
+  for (LearnedModelKind kind : {LearnedModelKind::kFeedForward, LearnedModelKind::kGcn}) {
+    const std::string path = std::string(PROTUNER_SOURCE_DIR) + "/searcher/cost/learned/weights/" +
+                             model_kind_name(kind) + ".weights";
+    EXPECT_TRUE(shipped_weights(kind) == read_file(path)) << path;
+  }
+}
+
+// A choice by name makes the model it names; a learned one predicts what its weights file
+// does, and its model is new per make() (one per search thread).
+TEST(CostModelChoice, NamesTheAnalyticModelTheShippedWeightsOrAFile) {
+  const auto graph = graph_of(testing::blur_chain_pipeline());
+  const std::vector<ScheduleState> states = random_schedules(graph, 4, 3);
+  const std::vector<const ScheduleState *> batch = {&states[0], &states[1], &states[2], &states[3]};
+
+  const CostModelChoice analytic("analytic");
+  EXPECT_FALSE(analytic.learned());
+  EXPECT_EQ(analytic.make(graph, {})->predict(batch), AnalyticModel(graph).predict(batch));
+
+  for (const char *name : {"feedforward", "gcn"}) {
+    const CostModelChoice shipped(name);
+    EXPECT_TRUE(shipped.learned());
+    EXPECT_EQ(shipped.make(graph, {})->name(), name);
+    const std::string path = temp_path(std::string(name) + ".weights");
+    write_file(path, shipped_weights(parse_model_kind(name)));
+    const CostModelChoice file(path);
+    EXPECT_EQ(file.name(), path);
+    const std::unique_ptr<CostModel> a = shipped.make(graph, {}), b = file.make(graph, {});
+    EXPECT_NE(a.get(), b.get());
+    EXPECT_EQ(a->predict(batch), b->predict(batch)) << name;
+    fs::remove(path);
+  }
+}
+
+TEST(CostModelChoice, RefusesAMissingOrBadWeightsFileNamingIt) {
+  const std::string missing = temp_path("no_such_model");
+  try {
+    CostModelChoice{missing};
+    ADD_FAILURE() << "accepted " << missing;
+  } catch (const IoError &e) {
+    EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("analytic, feedforward or gcn"), std::string::npos)
+        << e.what();
+  }
+  const std::string truncated = temp_path("truncated.weights");
+  const std::string &bytes = shipped_weights(LearnedModelKind::kFeedForward);
+  write_file(truncated, bytes.substr(0, bytes.size() / 2));
+  try {
+    CostModelChoice{truncated};
+    ADD_FAILURE() << "accepted " << truncated;
+  } catch (const ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find(truncated + "': truncated"), std::string::npos)
+        << e.what();
+  }
+  fs::remove(truncated);
 }
 
 TEST(LearnedModelEvaluation, PairwiseRankingAccuracyMatchesHandCount) {

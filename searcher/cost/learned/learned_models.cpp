@@ -45,10 +45,9 @@ GcnModel::GcnModel(std::shared_ptr<const PipelineGraph> graph,
     : LearnedCostModel(std::move(graph), require_kind(std::move(network), LearnedModelKind::kGcn),
                        machine) {}
 
-std::unique_ptr<LearnedCostModel> load_learned_cost_model(
-    const std::string &weights_path, std::shared_ptr<const PipelineGraph> graph,
-    MachineModel machine) {
-  auto network = std::make_shared<LearnedNetwork>(LearnedNetwork::load(weights_path));
+std::unique_ptr<LearnedCostModel> learned_cost_model(std::shared_ptr<LearnedNetwork> network,
+                                                     std::shared_ptr<const PipelineGraph> graph,
+                                                     MachineModel machine) {
   if (network->kind() == LearnedModelKind::kFeedForward) {
     return std::make_unique<FeedForwardModel>(std::move(graph), std::move(network), machine);
   }

@@ -50,9 +50,9 @@ class GcnModel : public LearnedCostModel {
            MachineModel machine = {});
 };
 
-// The model a weights file holds, of either kind, for `graph` (errors as LearnedNetwork::load).
-std::unique_ptr<LearnedCostModel> load_learned_cost_model(
-    const std::string &weights_path, std::shared_ptr<const PipelineGraph> graph,
-    MachineModel machine = {});
+// The model of `network`'s kind, feed-forward or GCN, for `graph`.
+std::unique_ptr<LearnedCostModel> learned_cost_model(std::shared_ptr<LearnedNetwork> network,
+                                                     std::shared_ptr<const PipelineGraph> graph,
+                                                     MachineModel machine = {});
 
 }  // namespace protuner

@@ -156,11 +156,13 @@ FeatureNormalizer read_normalizer(HeaderReader &header) {
   return n;
 }
 
-std::unique_ptr<LearnedNetwork::Impl> load_network(const std::string &path,
+// `source` names where `bytes` came from in every error: a file's path, or the name of
+// weights built into the binary.
+std::unique_ptr<LearnedNetwork::Impl> load_network(const std::string &bytes,
+                                                   const std::string &source,
                                                    std::optional<LearnedModelKind> expected) {
-  const std::string bytes = read_whole_file(path);
   std::istringstream in(bytes);
-  HeaderReader header(in, path);
+  HeaderReader header(in, source);
   std::string format;
   if (!std::getline(in, format) || format != kFormatName) {
     header.fail(bytes.empty() ? "the file is empty" : "not a protuner cost model weights file");
@@ -271,11 +273,15 @@ void LearnedNetwork::save(const std::string &path) const {
 }
 
 LearnedNetwork LearnedNetwork::load(const std::string &path) {
-  return LearnedNetwork(load_network(path, std::nullopt));
+  return LearnedNetwork(load_network(read_whole_file(path), path, std::nullopt));
 }
 
 LearnedNetwork LearnedNetwork::load(const std::string &path, LearnedModelKind expected_kind) {
-  return LearnedNetwork(load_network(path, expected_kind));
+  return LearnedNetwork(load_network(read_whole_file(path), path, expected_kind));
+}
+
+LearnedNetwork LearnedNetwork::load_bytes(const std::string &bytes, const std::string &source) {
+  return LearnedNetwork(load_network(bytes, source, std::nullopt));
 }
 
 void predict_on_the_calling_thread_only() { at::set_num_threads(1); }

@@ -131,6 +131,15 @@ TEST_F(ProTunerPlugin, MctsByDefaultComputesTheSameBitsAsRoot) {
   check_same_output([] { return testing::conv_relu_pipeline(); });
 }
 
+// The shipped learned models load inside the plugin (libtorch with it) and drive its search.
+TEST_F(ProTunerPlugin, LearnedCostModelsScheduleTheSameBitsAsRoot) {
+  for (const char *model : {"feedforward", "gcn"}) {
+    ScopedEnv env(Env{{"HL_PROTUNER_ALGORITHM", "greedy"}, {"HL_PROTUNER_COST_MODEL", model},
+                      {"HL_PROTUNER_ITERATIONS", "2"}});
+    check_same_output([] { return testing::bilateral_grid_pipeline(); });
+  }
+}
+
 TEST_F(ProTunerPlugin, AMeasuringSearchWithoutTheAppIsRefusedNamingWhatToSet) {
   ScopedEnv env(Env{{"HL_PROTUNER_ALGORITHM", "mcts_cost+real_1s"}});
   Halide::Pipeline p = testing::blur_chain_pipeline();

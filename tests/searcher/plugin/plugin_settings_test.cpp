@@ -36,6 +36,7 @@ TEST(PluginSettings, DefaultsWhenNothingIsSet) {
   EXPECT_FALSE(s.schedule_json_path);
   EXPECT_FALSE(s.app);
   EXPECT_FALSE(s.measure_child);
+  EXPECT_EQ(s.cost_model.name(), "analytic");
 }
 
 TEST(PluginSettings, EmptyValuesCountAsUnset) {
@@ -109,6 +110,19 @@ TEST(PluginSettings, RefusesABadBudget) {
         << bad << ": " << e;
     EXPECT_NE(e.find("whole seconds"), std::string::npos) << e;
   }
+}
+
+TEST(PluginSettings, ChoosesTheCostModelByNameOrWeightsFile) {
+  for (const char *name : {"analytic", "feedforward", "gcn"}) {
+    const PluginSettings s = settings_from({{"HL_PROTUNER_COST_MODEL", name}});
+    EXPECT_EQ(s.cost_model.name(), name);
+    EXPECT_EQ(s.cost_model.learned(), std::string(name) != "analytic");
+    EXPECT_NE(s.describe().find(std::string("cost_model=") + name), std::string::npos);
+  }
+  const std::string e = error_of({{"HL_PROTUNER_COST_MODEL", "/no/such.weights"}});
+  EXPECT_NE(e.find("HL_PROTUNER_COST_MODEL='/no/such.weights' is not valid"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("analytic, feedforward or gcn"), std::string::npos) << e;
 }
 
 TEST(PluginSettings, RefusesZeroIterations) {
