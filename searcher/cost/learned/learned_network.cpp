@@ -94,17 +94,6 @@ class HeaderReader {
   std::string path_;
 };
 
-std::string read_whole_file(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw IoError("cost model weights '" + path +
-                  "': cannot open the file (missing or unreadable)");
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 LearnedModelKind read_kind(HeaderReader &header, std::optional<LearnedModelKind> expected) {
   std::string name;
   header.line("kind") >> name;
@@ -201,6 +190,17 @@ std::unique_ptr<LearnedNetwork::Impl> load_network(const std::string &bytes,
 
 }  // namespace
 
+std::string read_weights_file(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw IoError("cost model weights '" + path +
+                  "': cannot open the file (missing or unreadable)");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 const char *model_kind_name(LearnedModelKind kind) {
   return kind == LearnedModelKind::kFeedForward ? "feedforward" : "gcn";
 }
@@ -273,11 +273,11 @@ void LearnedNetwork::save(const std::string &path) const {
 }
 
 LearnedNetwork LearnedNetwork::load(const std::string &path) {
-  return LearnedNetwork(load_network(read_whole_file(path), path, std::nullopt));
+  return LearnedNetwork(load_network(read_weights_file(path), path, std::nullopt));
 }
 
 LearnedNetwork LearnedNetwork::load(const std::string &path, LearnedModelKind expected_kind) {
-  return LearnedNetwork(load_network(read_whole_file(path), path, expected_kind));
+  return LearnedNetwork(load_network(read_weights_file(path), path, expected_kind));
 }
 
 LearnedNetwork LearnedNetwork::load_bytes(const std::string &bytes, const std::string &source) {

@@ -59,6 +59,9 @@ struct LearnedModelOptions {
   bool operator==(const LearnedModelOptions &o) const;
 };
 
+// The bytes of a weights file; IoError naming `path` when it cannot be read.
+std::string read_weights_file(const std::string &path);
+
 class LearnedNetwork {
  public:
   // A freshly initialized network: torch's global generator is reseeded with `seed` and
@@ -84,7 +87,7 @@ class LearnedNetwork {
   void save(const std::string &path) const;
   static LearnedNetwork load(const std::string &path);
   static LearnedNetwork load(const std::string &path, LearnedModelKind expected_kind);
-  // The same from a weights file's bytes (shipped_weights.h); `source` stands for the path
+  // The same from a weights file's bytes (read_weights_file, shipped_weights.h) (shipped_weights.h); `source` stands for the path
   // in every message.
   static LearnedNetwork load_bytes(const std::string &bytes, const std::string &source);
 
