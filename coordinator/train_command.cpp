@@ -97,6 +97,9 @@ int run_train(const LearnedCommands::Args &a) {
   if (samples.empty()) throw ConfigError("--test-pipelines left no pipeline to train on");
   std::cout << "protuner train: " << model_kind_name(kind) << " model (loss "
             << relative_error_name(a.trainer.relative_error.value_or(default_relative_error(kind)))
+            << (a.trainer.ranking_weight > 0
+                    ? " + " + plain(a.trainer.ranking_weight) + " x pairwise ranking"
+                    : std::string())
             << ") on " << samples.size() << " samples of " << apps_of(samples).size() << " apps";
   if (a.test_pipelines > 0) {
     std::cout << "; " << test.size() << " samples of " << apps_of(test).size()
@@ -222,6 +225,11 @@ void add_trainer_options(CLI::App &cmd, TrainerOptions &o) {
          "relative error of the loss: ratio (|p/m - 1|, 004_*'s; feedforward's default) or "
          "log-ratio (|log(p/m)|; gcn's default)")
       ->check(CLI::IsMember({"ratio", "log-ratio"}));
+  cmd.add_option("--ranking-weight", o.ranking_weight,
+                 "weight of a pairwise ranking term added to the loss (searcher/cost/learned/"
+                 "trainer.h); 0: none")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 }  // namespace

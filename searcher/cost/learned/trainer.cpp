@@ -135,6 +135,53 @@ T relative_error(RelativeError kind, const T &predicted, const T &measured) {
                                           : abs(predicted / measured - 1);
 }
 
+// Pairs (faster, slower) of schedules of one pipeline among `indices`, as positions in
+// it, whose measured runtimes differ by more than kMinRankedRatio.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> ranked_pairs(
+    const std::vector<TrainingSample> &samples, const Indices &indices) {
+  std::vector<int64_t> faster, slower;
+  for (size_t a = 0; a < indices.size(); ++a) {
+    const TrainingSample &x = samples[indices[a]];
+    for (size_t b = a + 1; b < indices.size(); ++b) {
+      const TrainingSample &y = samples[indices[b]];
+      if (x.pipeline_id != y.pipeline_id) continue;
+      const double ratio = x.runtime_s / y.runtime_s;
+      if (ratio < kMinRankedRatio && 1 / ratio < kMinRankedRatio) continue;
+      faster.push_back(static_cast<int64_t>(ratio < 1 ? a : b));
+      slower.push_back(static_cast<int64_t>(ratio < 1 ? b : a));
+    }
+  }
+  return {faster, slower};
+}
+
+double softplus(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x))); }
+
+// The ranking term over `predicted` seconds of the samples at `indices`: training's tensor
+// and the held-out loss's doubles. 0 without a ranked pair.
+torch::Tensor ranking_term(const torch::Tensor &predicted,
+                           const std::vector<TrainingSample> &samples, const Indices &indices) {
+  auto [faster, slower] = ranked_pairs(samples, indices);
+  if (faster.empty()) return torch::zeros({}, predicted.options());
+  const torch::Tensor log_predicted = torch::log(predicted);
+  const auto index = [](std::vector<int64_t> &v) {
+    return torch::from_blob(v.data(), {static_cast<int64_t>(v.size())}, torch::kInt64).clone();
+  };
+  return torch::softplus(log_predicted.index_select(0, index(faster)) -
+                         log_predicted.index_select(0, index(slower)))
+      .mean();
+}
+
+double ranking_term(const std::vector<double> &predicted,
+                    const std::vector<TrainingSample> &samples, const Indices &indices) {
+  const auto [faster, slower] = ranked_pairs(samples, indices);
+  double sum = 0;
+  for (size_t k = 0; k < faster.size(); ++k) {
+    sum += softplus(std::log(predicted[static_cast<size_t>(faster[k])]) -
+                    std::log(predicted[static_cast<size_t>(slower[k])]));
+  }
+  return faster.empty() ? 0 : sum / static_cast<double>(faster.size());
+}
+
 // What one training run works on.
 struct TrainingData {
   const std::vector<TrainingSample> &samples;
@@ -159,7 +206,9 @@ double train_epoch(LearnedNetwork &network, torch::optim::Optimizer &optimizer,
     const torch::Tensor predicted = net.forward(fb);
     const torch::Tensor weighted =
         (relative_error(data.relative_error, predicted, runtime) * weight).sum();
-    const torch::Tensor loss = weighted / weight.sum();
+    torch::Tensor loss = weighted / weight.sum();
+    if (o.ranking_weight > 0)
+      loss = loss + o.ranking_weight * ranking_term(predicted, data.samples, batch);
     optimizer.zero_grad();
     loss.backward();
     optimizer.step();
@@ -188,7 +237,10 @@ double holdout_loss(const LearnedNetwork &network, const TrainingData &data,
             data.weights[i];
     weight += data.weights[i];
   }
-  return loss / weight;
+  loss /= weight;
+  if (o.ranking_weight > 0)
+    loss += o.ranking_weight * ranking_term(predicted, data.samples, data.holdout);
+  return loss;
 }
 
 TrainingReport run_training(LearnedNetwork &network, const TrainingData &data,
@@ -225,11 +277,10 @@ TrainingReport run_training(LearnedNetwork &network, const TrainingData &data,
 void check_options(const TrainerOptions &o) {
   if (o.epochs < 0 || o.pipelines_per_batch < 1 || o.max_batch_samples < 1 ||
       o.holdout_fraction < 0 || o.holdout_fraction >= 1 || o.patience < 1 ||
-      !(o.learning_rate > 0)) {
+      !(o.learning_rate > 0) || !(o.ranking_weight >= 0)) {
     throw std::invalid_argument(
         "trainer options out of range (epochs >= 0, batches >= 1, holdout in [0, 1), patience >= "
-        "1, "
-        "learning rate > 0)");
+        "1, learning rate > 0, ranking weight >= 0)");
   }
 }
 
@@ -291,6 +342,13 @@ double weighted_relative_error(const std::vector<double> &predicted,
     weight += w[i];
   }
   return loss / weight;
+}
+
+double pairwise_ranking_loss(const std::vector<double> &predicted,
+                             const std::vector<TrainingSample> &samples) {
+  Indices all(samples.size());
+  std::iota(all.begin(), all.end(), 0);
+  return ranking_term(predicted, samples, all);
 }
 
 LearnedNetwork train_model(LearnedModelKind kind, const LearnedModelOptions &model_options,

@@ -18,6 +18,14 @@
 // model (docs/ARCHITECTURE.md has the numbers), so it is an option: kRatio for the
 // feed-forward model, kLogRatio for the GCN (default_relative_error).
 //
+// With a ranking weight r > 0 the loss adds r x a pairwise ranking term (RankNet's
+// logistic loss): over pairs (f, s) of schedules of one pipeline in a batch, f measured
+// faster than s by more than the measurer's noise (kMinRankedRatio),
+//   mean of log(1 + predicted_f / predicted_s)      = softplus(log p_f - log p_s)
+// which only an order, not a scale, can lower. A search needs the order of schedules of
+// one pipeline; the regression term keeps the scale that partial schedules and the
+// search's UCB averages compare.
+//
 // Training: Adam over batches of pipelines (all their training samples, in chunks), a
 // held-out share of the pipelines (of each pipeline's samples when there are fewer than
 // five) for early stopping, the best held-out parameters restored at the end. Seeded: the
@@ -45,6 +53,9 @@ struct TrainingSample {
 };
 
 constexpr double kMinRelativeStddev = 0.01;
+// Two schedules of one pipeline are ranked by the ranking term only when their measured
+// runtimes differ by more than this factor: closer, their order is the measurer's noise.
+constexpr double kMinRankedRatio = 1.02;
 
 enum class RelativeError {
   kRatio,     // |predicted / measured - 1|, 004_*'s
@@ -68,6 +79,8 @@ struct TrainerOptions {
   uint64_t seed = 0;              // model initialization, holdout split and batch order
   // The loss's relative error; unset: default_relative_error of the model's kind.
   std::optional<RelativeError> relative_error;
+  // The pairwise ranking term's weight (see the file comment); 0: regression alone.
+  double ranking_weight = 0;
   // fine_tune() multiplies the learning rate by this (002_*'s autotuning mode adapts a
   // trained model to one app's measurements without forgetting what it learned).
   double fine_tune_learning_rate_scale = 0.1;
@@ -93,6 +106,11 @@ std::vector<double> loss_weights(const std::vector<TrainingSample> &samples);
 // The loss of `predicted` seconds against the samples (see the file comment).
 double weighted_relative_error(const std::vector<double> &predicted,
                                const std::vector<TrainingSample> &samples);
+
+// The pairwise ranking term (see the file comment) of `predicted` seconds against the
+// samples; 0 without a ranked pair.
+double pairwise_ranking_loss(const std::vector<double> &predicted,
+                             const std::vector<TrainingSample> &samples);
 
 // A new model of `kind`, normalization fitted on the training share. Throws
 // std::invalid_argument for an empty dataset or a non-positive runtime.
