@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -25,6 +26,7 @@ struct LearnedCommands::Args {
   LearnedModelOptions model_options;
   double test_pipelines = 0;  // train: share of whole pipelines never trained on, then tested
   bool json = false, leave_one_out = false;
+  std::string predictions;  // evaluate: per-sample CSV
 };
 
 namespace {
@@ -78,7 +80,7 @@ nlohmann::json metrics_json(const EvaluationMetrics &m) {
 
 // The analytic model's predictions (it needs no weights): the baseline every learned
 // model must beat on the same samples.
-EvaluationReport evaluate_analytic(const std::vector<TrainingSample> &samples) {
+std::vector<double> analytic_predictions(const std::vector<TrainingSample> &samples) {
   const MachineModel machine;  // the one the loader featurized for
   std::vector<double> predicted;
   predicted.reserve(samples.size());
@@ -87,7 +89,27 @@ EvaluationReport evaluate_analytic(const std::vector<TrainingSample> &samples) {
     for (double c : analytic_stage_costs(s.features, machine)) total += c;
     predicted.push_back(total);
   }
-  return evaluate_predictions(predicted, samples);
+  return predicted;
+}
+
+EvaluationReport evaluate_analytic(const std::vector<TrainingSample> &samples) {
+  return evaluate_predictions(analytic_predictions(samples), samples);
+}
+
+// One row per sample, for finding the schedules a model gets wrong: the record number is
+// the sample's place among the records (non-blank lines) of the dataset files, from 0.
+void write_predictions(const std::string &path, const std::vector<double> &predicted,
+                       const std::vector<TrainingSample> &samples) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) throw IoError("--predictions '" + path + "': cannot create the file");
+  out << "record,app,pipeline_id,measured_ms,predicted_ms\n";
+  for (size_t i = 0; i < samples.size(); ++i) {
+    out << samples[i].record << ',' << samples[i].app << ',' << samples[i].pipeline_id << ','
+        << format_fixed(samples[i].runtime_s * 1e3, 6) << ',' << format_fixed(predicted[i] * 1e3, 6)
+        << '\n';
+  }
+  out.flush();
+  if (!out) throw IoError("--predictions '" + path + "': writing failed");
 }
 
 int run_train(const LearnedCommands::Args &a) {
@@ -130,10 +152,10 @@ int run_train(const LearnedCommands::Args &a) {
 // Per app of `samples`, a model trained on every other app and on `always_trained`; the
 // per-app rows are those models' results and the overall row is over all their
 // predictions together.
-EvaluationReport leave_one_out(const LearnedNetwork &like,
-                               const std::vector<TrainingSample> &samples,
-                               const std::vector<TrainingSample> &always_trained,
-                               const TrainerOptions &o) {
+std::vector<double> leave_one_out(const LearnedNetwork &like,
+                                  const std::vector<TrainingSample> &samples,
+                                  const std::vector<TrainingSample> &always_trained,
+                                  const TrainerOptions &o) {
   const std::set<std::string> apps = apps_of(samples);
   if (apps.size() + (always_trained.empty() ? 0 : 1) < 2) {
     throw ConfigError("--leave-one-out-apps needs samples of two apps or more");
@@ -156,7 +178,7 @@ EvaluationReport leave_one_out(const LearnedNetwork &like,
     const std::vector<double> p = predict_samples(net, test);
     for (size_t k = 0; k < test.size(); ++k) predicted[test_index[k]] = p[k];
   }
-  return evaluate_predictions(predicted, samples);
+  return predicted;
 }
 
 int run_evaluate(const LearnedCommands::Args &a) {
@@ -176,16 +198,18 @@ int run_evaluate(const LearnedCommands::Args &a) {
   std::optional<LearnedNetwork> network;
   if (!analytic) network = LearnedNetwork::load(a.weights);
   const std::vector<TrainingSample> samples = load_data(a.data);
-  EvaluationReport report;
+  std::vector<double> predicted;
   if (analytic) {
-    report = evaluate_analytic(samples);
+    predicted = analytic_predictions(samples);
   } else if (a.leave_one_out) {
     const std::vector<TrainingSample> extra =
         a.train_data.empty() ? std::vector<TrainingSample>{} : load_data(a.train_data);
-    report = leave_one_out(*network, samples, extra, a.trainer);
+    predicted = leave_one_out(*network, samples, extra, a.trainer);
   } else {
-    report = evaluate(*network, samples);
+    predicted = predict_samples(*network, samples);
   }
+  if (!a.predictions.empty()) write_predictions(a.predictions, predicted, samples);
+  const EvaluationReport report = evaluate_predictions(predicted, samples);
   const std::string mode = analytic          ? "analytic"
                            : a.leave_one_out ? "leave-one-out-apps"
                                              : "weights";
@@ -262,6 +286,10 @@ LearnedCommands::LearnedCommands(CLI::App &cli) : args_(std::make_unique<Args>()
       ->required()
       ->delimiter(',');
   evaluate_->add_flag("--json", a.json, "print one JSON object");
+  evaluate_->add_option(
+      "--predictions", a.predictions,
+      "also write every sample's measured and predicted runtime to this CSV "
+      "file (record: its place among the dataset files' non-blank lines, from 0)");
   evaluate_->add_flag("--leave-one-out-apps", a.leave_one_out,
                       "per app, train a fresh model on the other apps and evaluate it on this one "
                       "(with the weights' kind and layer sizes)");

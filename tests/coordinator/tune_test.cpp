@@ -528,9 +528,28 @@ TEST_F(TuneCli, EvaluatesTheAnalyticModelWithoutWeights) {
       r.timing.min_ms = r.timing.median_ms = ms;
       writer.append(sample_of("blurry", kBlurApp, schedule_to_json(states[i]), r, host_target()));
     }
-    const CommandResult e = testing::run_command(
-        std::string(PROTUNER_CLI) + " evaluate --model analytic --json --data " + path);
+    const std::string csv = path + ".csv";
+    const CommandResult e = testing::run_command(std::string(PROTUNER_CLI) +
+                                                 " evaluate --model analytic --json --data " +
+                                                 path + " --predictions " + csv);
     ASSERT_EQ(e.exit_code, 0) << e.output;
+    // --predictions: one row per record, in order, with what was measured and predicted.
+    std::istringstream rows(read_file(csv));
+    std::string row;
+    std::getline(rows, row);
+    EXPECT_EQ(row, "record,app,pipeline_id,measured_ms,predicted_ms");
+    for (size_t i = 0; i < states.size(); ++i) {
+      ASSERT_TRUE(std::getline(rows, row)) << "row " << i;
+      std::istringstream fields(row);
+      std::vector<std::string> f;
+      for (std::string field; std::getline(fields, field, ',');) f.push_back(field);
+      ASSERT_EQ(f.size(), 5u) << row;
+      EXPECT_EQ(f[0], std::to_string(i));
+      EXPECT_EQ(f[2], "blurry");
+      const double ms = agree ? predicted[i] * 1000 : 1.0 / predicted[i];
+      EXPECT_NEAR(std::stod(f[3]), ms, 1e-6 + 1e-6 * ms) << row;
+      EXPECT_NEAR(std::stod(f[4]), predicted[i] * 1000, 1e-6 + 1e-6 * predicted[i] * 1000) << row;
+    }
     const auto j = nlohmann::json::parse(e.output.substr(e.output.find('{')));
     EXPECT_EQ(j.at("model"), "analytic");
     EXPECT_EQ(j.at("overall").at("samples"), 5);

@@ -59,6 +59,7 @@ TrainingSample featurize_record(const DatasetSample &r, size_t index, const Rebu
   s.features = app.featurizer->featurize(read_schedule(r, index, app));
   s.runtime_s = r.min_ms * 1e-3;
   s.stddev_s = r.stddev_ms * 1e-3;
+  s.record = index;
   return s;
 }
 

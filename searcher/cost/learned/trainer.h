@@ -50,6 +50,9 @@ struct TrainingSample {
   PipelineFeatures features;
   double runtime_s = 0;  // the measured runtime (the measurer's minimum), > 0
   double stddev_s = 0;   // stddev of the timed samples, >= 0
+  // Its record's place among the dataset's records, counted from 0 over the files in the
+  // order given (what errors call "dataset sample N"); skipped records keep their numbers.
+  size_t record = 0;
 };
 
 constexpr double kMinRelativeStddev = 0.01;
