@@ -17,7 +17,8 @@ CostModelChoice::CostModelChoice(std::string choice) : name_(std::move(choice)) 
     try {
       weights_ = read_weights_file(name_);
     } catch (const IoError &e) {
-      throw IoError(std::string(e.what()) + " (and not a model name: analytic, feedforward or gcn)");
+      throw IoError(std::string(e.what()) +
+                    " (and not a model name: analytic, feedforward or gcn)");
     }
     source_ = name_;
   }

@@ -87,8 +87,8 @@ class LearnedNetwork {
   void save(const std::string &path) const;
   static LearnedNetwork load(const std::string &path);
   static LearnedNetwork load(const std::string &path, LearnedModelKind expected_kind);
-  // The same from a weights file's bytes (read_weights_file, shipped_weights.h) (shipped_weights.h); `source` stands for the path
-  // in every message.
+  // The same from a weights file's bytes (read_weights_file, shipped_weights.h); `source`
+  // stands for the path in every message.
   static LearnedNetwork load_bytes(const std::string &bytes, const std::string &source);
 
   // The torch side, for the trainer (network_modules.h); not part of the public API.
