@@ -32,7 +32,8 @@ enum class ScheduleKind : uint8_t {
 // How a protuner schedule becomes Halide calls (searcher/schedule_directives.h), named in
 // result-cache keys: the same schedule JSON applied through other directives is another
 // measurement. Change it when the directives change.
-constexpr const char *kProtunerDirectives = "2: splits without a tail shift inwards";
+constexpr const char *kProtunerDirectives =
+    "3: inner tails round up where safe, small allocations on the stack";
 
 struct ScheduleSpec {
   // Brace-initialized as {kind}, {kind, json} or with every field: the kind-specific

@@ -43,6 +43,30 @@ Halide::VarOrRVar loop_var(const PipelineGraph &g, std::vector<Halide::Func> &fu
   return Halide::RVar(rvars.at(static_cast<size_t>(p.index)).var);
 }
 
+Halide::TailStrategy tail_strategy(Tail t) {
+  switch (t) {
+    case Tail::kGuard:
+      return Halide::TailStrategy::GuardWithIf;
+    case Tail::kShiftInwards:
+      return Halide::TailStrategy::ShiftInwards;
+    case Tail::kRoundUp:
+      return Halide::TailStrategy::RoundUp;
+  }
+  throw std::logic_error("apply_schedule: unknown tail strategy");
+}
+
+const char *tail_source(Tail t) {
+  switch (t) {
+    case Tail::kGuard:
+      return "TailStrategy::GuardWithIf";
+    case Tail::kShiftInwards:
+      return "TailStrategy::ShiftInwards";
+    case Tail::kRoundUp:
+      return "TailStrategy::RoundUp";
+  }
+  throw std::logic_error("apply_schedule: unknown tail strategy");
+}
+
 void apply_directive(const Directive &d, const PipelineGraph &g, std::vector<Halide::Func> &funcs) {
   Halide::Func &f = funcs[d.func];
   Halide::Stage stage = d.stage == 0 ? Halide::Stage(f) : f.update(d.stage - 1);
@@ -68,9 +92,10 @@ void apply_directive(const Directive &d, const PipelineGraph &g, std::vector<Hal
       break;
     }
     case Kind::kSplit:
-      stage.split(var(0), var(1), var(2), static_cast<int>(d.factor),
-                  d.shift_inwards ? Halide::TailStrategy::ShiftInwards
-                                  : Halide::TailStrategy::GuardWithIf);
+      stage.split(var(0), var(1), var(2), static_cast<int>(d.factor), tail_strategy(d.tail));
+      break;
+    case Kind::kStoreOnStack:
+      f.store_in(Halide::MemoryType::Stack);
       break;
     case Kind::kReorder: {
       std::vector<Halide::VarOrRVar> order;
@@ -146,7 +171,10 @@ std::string directive_source(const Directive &d, const PipelineGraph &g) {
     case Kind::kSplit:
       os << stage_source(d) << ".split(" << var_source(d.vars[0]) << ", "
          << var_source(d.vars[1]) << ", " << var_source(d.vars[2]) << ", " << d.factor
-         << (d.shift_inwards ? ", TailStrategy::ShiftInwards);" : ", TailStrategy::GuardWithIf);");
+         << ", " << tail_source(d.tail) << ");";
+      break;
+    case Kind::kStoreOnStack:
+      os << f << ".store_in(MemoryType::Stack);";
       break;
     case Kind::kReorder:
       os << stage_source(d) << ".reorder(std::vector<VarOrRVar>{";

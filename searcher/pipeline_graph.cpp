@@ -336,6 +336,49 @@ void mark_overcompute_hazards(PipelineGraph &g) {
   }
 }
 
+// Sets FuncNode::round_up_reads_past_inputs. Per Func and dimension, its root region grows
+// by kRoundUpMaxPoints past its max there, and the regions its producers then need are
+// carried through the footprints, consumers before producers (graph order), so each
+// producer grows only in the dimensions its readers' indices follow. The dimension is
+// unsafe when some grown Func reads an input past what the root regions read.
+void mark_round_up_hazards(PipelineGraph &g) {
+  const size_t n = g.funcs.size();
+  // Whether growing Func f's region to `grown` reads an input past the root regions' reads.
+  auto reads_past_inputs = [&](size_t f, const Region &grown) {
+    std::vector<Region> region(n);
+    for (size_t i = 0; i < n; ++i) region[i] = g.funcs[i].root_region;
+    region[f] = grown;
+    for (size_t i = f; i < n; ++i) {
+      const FuncNode &node = g.funcs[i];
+      if (region[i] == node.root_region) continue;
+      for (const StageNode &s : node.stages) {
+        const Region at_root = s.loop_region(node.root_region), loops = s.loop_region(region[i]);
+        for (const Footprint &fp : s.input_reads) {
+          const Region underived(fp.dimensions(), Span{0, 0});  // the same in both
+          if (!contains(fp.eval(at_root, underived), fp.eval(loops, underived))) return true;
+        }
+        for (const Footprint &fp : s.footprints) {
+          const int p = g.find(fp.producer());
+          const Region need = fp.eval(loops, g.funcs[p].root_region);
+          if (region[p].empty()) region[p] = Region(need.size());
+          for (size_t d = 0; d < need.size(); ++d) region[p][d].include(need[d]);
+        }
+      }
+    }
+    return false;
+  };
+  for (size_t f = 0; f < n; ++f) {
+    FuncNode &node = g.funcs[f];
+    node.round_up_reads_past_inputs.assign(node.root_region.size(), true);
+    for (size_t d = 0; d < node.root_region.size(); ++d) {
+      if (node.root_region[d].empty()) continue;
+      Region grown = node.root_region;
+      grown[d].max += kRoundUpMaxPoints;
+      node.round_up_reads_past_inputs[d] = reads_past_inputs(f, grown);
+    }
+  }
+}
+
 }  // namespace
 
 Region StageNode::loop_region(const Region &func_region) const {
@@ -351,6 +394,12 @@ int value_type_bits(const std::string &type) {
   int bits = 0;
   for (size_t k = i; k < type.size(); ++k) bits = bits * 10 + (type[k] - '0');
   return std::max(bits, 8);
+}
+
+int value_bytes(const FuncNode &f) {
+  int bytes = 0;
+  for (const std::string &t : f.value_types) bytes += value_type_bits(t) / 8;
+  return std::max(bytes, 1);
 }
 
 int PipelineGraph::find(const std::string &name) const {
@@ -492,6 +541,7 @@ PipelineGraph analyze_pipeline(Halide::Pipeline &pipeline) {
   }
   compute_root_regions(graph, env);
   mark_overcompute_hazards(graph);
+  mark_round_up_hazards(graph);
   mark_size_keeping_reads(graph);
   return graph;
 }

@@ -86,6 +86,21 @@ struct FuncNode {
   // tiles of Funcs that widen it (ScheduleState::compute_at_refusal).
   bool overcompute_reads_past_inputs = false;
 
+  // Per dimension: whether computing up to kRoundUpMaxPoints points past the max of its
+  // region in that dimension reads an input buffer outside the region the estimates need.
+  // Unlike overcompute_reads_past_inputs, which widens every dimension on both sides, this
+  // follows one dimension's widening through the producers: nl_means' patch distances
+  // read the image through a boundary condition in x and y, and at a constant channel, so
+  // rounding their x tiles up stays inside the image; a convolution rounded up in x reads
+  // no more of its weights.
+  std::vector<bool> round_up_reads_past_inputs;
+  // Whether a split of dimension `dim` may round its inner tail up
+  // (schedule_directives.cpp): outputs never do, their buffers are the caller's.
+  bool may_round_up(int dim) const {
+    return !is_output && dim >= 0 && dim < static_cast<int>(round_up_reads_past_inputs.size()) &&
+           !round_up_reads_past_inputs[static_cast<size_t>(dim)];
+  }
+
   // Whether its region comes, on some path from an output, through a read whose indices
   // do not follow the reader's own (a clamp, a lookup, a constant index): Halide 14 then
   // bounds it with min/max expressions whose extents it cannot prove positive.
@@ -115,9 +130,16 @@ struct FuncNode {
   bool inlinable() const { return !is_output && stages.size() == 1; }
 };
 
+// How far past a Func's region FuncNode::round_up_reads_past_inputs looks: more than any
+// inner tile the space offers (SearchSpaceOptions: vectors of at most 7 x the native
+// lanes, unrolled tiles of at most 7).
+constexpr int64_t kRoundUpMaxPoints = 512;
+
 // Bits of one element of a value type as FuncNode::value_types names it ("float32",
 // "uint8"); at least 8, and 8 for "bool" (stored as a byte).
 int value_type_bits(const std::string &type);
+// Bytes one point of `f` takes, all its tuple elements together (at least 1).
+int value_bytes(const FuncNode &f);
 
 struct PipelineGraph {
   // Consumers before producers: outputs first.

@@ -33,43 +33,65 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
       else if (!(d.store_at == d.compute_at)) {
         out.push_back(at_directive(Kind::kStoreAt, f, state, d.store_at));
       }
+      // Allocated once per iteration of a loop: small ones go on the stack
+      // (kStackAllocationMaxBytes). At root it is one allocation, as big as it needs.
+      if (!d.store_at.is_root() &&
+          region_points(state.bounds(f).store_region) * value_bytes(state.graph().funcs[f]) <=
+              kStackAllocationMaxBytes) {
+        out.push_back({Kind::kStoreOnStack, f});
+      }
       return;
   }
 }
 
 // Splits every pure variable into the loops stage_loops() describes. A split guards its tail
-// (GuardWithIf) unless it has none: Halide's default tails compute past the region a
-// consumer needs (ShiftInwards when the region is smaller than a tile, RoundUp in updates),
-// and where that region reaches an input buffer without a boundary condition the reads go
-// out of bounds. But guarded tiles have symbolic extents: a Func computed per tile gets a
-// buffer of symbolic size, which LLVM cannot keep in registers (conv_layer's accumulator
-// block inside GuardWithIf tiles of its ReLU ran 101 ms, inside ShiftInwards tiles 32 ms,
-// the expert's). So where the factor divides the variable's extent and every realization
-// of the Func has the same extents (`exact`: a pure definition, realizations of one size,
-// ScheduleState::same_size_realizations, no sliding window over its loops, computed
-// inside whole tiles: whole_tiles), the split
-// shifts inwards: at the sizes tuned for it computes what the guard would, and Halide
-// knows the tiles are whole. (At an output smaller than a tile it would compute outside
-// the buffer; Halide's bounds checks refuse that with an error.)
+// (GuardWithIf) unless it has none or its inner loop may round up: Halide's default tails
+// compute past the region a consumer needs (ShiftInwards when the region is smaller than a
+// tile, RoundUp in updates), and where that region reaches an input buffer without a
+// boundary condition the reads go out of bounds. But guarded tiles have symbolic extents: a
+// Func computed per tile gets a buffer of symbolic size, which LLVM cannot keep in
+// registers (conv_layer's accumulator block inside GuardWithIf tiles of its ReLU ran
+// 101 ms, inside ShiftInwards tiles 32 ms, the expert's). So where the factor divides the
+// variable's extent and every realization of the Func has the same extents (`exact`: a pure
+// definition, realizations of one size, ScheduleState::same_size_realizations, no sliding
+// window over its loops, computed inside whole tiles: whole_tiles), the split shifts
+// inwards: at the sizes tuned for it computes what the guard would, and Halide knows the
+// tiles are whole. (At an output smaller than a tile it would compute outside the buffer;
+// Halide's bounds checks refuse that with an error.)
+//
+// Where a split's inner loop (vectorized or unrolled) may have a tail and computing the Func
+// past its region in that dimension reads no input out of bounds (FuncNode::may_round_up)
+// and the Func is computed inside a loop (its tails repeat per realization; at root Halide
+// 14 bounded a rounded-up Func under fused parallel loops loosely, 42 columns for 33, in
+// StateBounds.ConvolutionMatchesHalide), the split rounds up instead: the last block
+// computes a few points nobody reads, in whole vectors, where a guard runs the tail as
+// scalar code. nl_means' rows of patch sums are 70 points, 4 vectors of 16 and 6 scalars
+// per row and search offset: rounded up, the same loop nest ran 185 ms instead of 225.
 //
 // Three loops are split inner tile first, then the rest into tiles of tile/inner inner
 // tiles (the space's tiles are multiples of the inner tile). The same loops split outer
 // first lose the tile's guard in Halide 14 when the region is a compile-time constant (a
 // lookup table indexed by a uint8) and the inner loop is vectorized: the last tile stores
 // past the allocation (AppliedSchedules.TheLastTileOfAConstantRegionStaysInsideItsBuffer).
-void split_directives(const StageNode &stage, const StageTiling &t, const Region &region,
-                      bool exact, int f, int s, std::vector<Directive> &out) {
+void split_directives(const ScheduleState &state, const StageNode &stage, const StageTiling &t,
+                      const Region &region, bool exact, int f, int s,
+                      std::vector<Directive> &out) {
   for (int v = 0; v < stage.num_pure; ++v) {
     const std::string name = loop_base_name(stage, v);
     if (name != stage.loop_vars[v])
       out.push_back({Kind::kRename, f, s, {stage.loop_vars[v], name}});
     const VarSplit vs = split_of(stage, t, v, region[v].extent());
+    const bool round_up = rounds_up_inner_tails(state, f, stage.pure_dims[v]);
     // Splits `var`, of `extent` points per realization, by `factor`.
     auto split = [&](const std::string &var, const std::string &o, const std::string &i,
                      int64_t factor, int64_t extent) {
       Directive d{Kind::kSplit, f, s, {var, o, i}};
       d.factor = factor;
-      d.shift_inwards = exact && extent % factor == 0;
+      if (exact && extent % factor == 0) {
+        d.tail = Tail::kShiftInwards;
+      } else if (round_up && i == vs.inner_name && factor <= kRoundUpMaxPoints) {
+        d.tail = Tail::kRoundUp;
+      }
       out.push_back(d);
     };
     if (vs.split_outer && vs.has_middle && vs.has_inner) {
@@ -128,7 +150,7 @@ void stage_directives(const ScheduleState &state, int f, int s, std::vector<Dire
   const StageTiling &t = state.decision(f).stages[s];
   const Region region = stage.loop_region(state.bounds(f).region);
   const bool exact = s == 0 && whole_tiles(state, f);
-  split_directives(stage, t, region, exact, f, s, out);
+  split_directives(state, stage, t, region, exact, f, s, out);
 
   // Reorder every loop, innermost first, before fusing: fuse needs its two loops adjacent.
   StageTiling unfused = t;
@@ -174,6 +196,10 @@ void stage_directives(const ScheduleState &state, int f, int s, std::vector<Dire
 }
 
 }  // namespace
+
+bool rounds_up_inner_tails(const ScheduleState &state, int f, int dim) {
+  return state.decision(f).placement == Placement::kAt && state.graph().funcs[f].may_round_up(dim);
+}
 
 std::vector<Directive> schedule_directives(const ScheduleState &state) {
   if (!state.complete()) throw std::invalid_argument("schedule_directives: incomplete state");

@@ -12,6 +12,17 @@
 
 namespace protuner {
 
+// A Func stored inside a loop whose allocation is at most this big goes on the stack
+// (store_in(MemoryType::Stack)). Otherwise Halide 14 puts an allocation on the stack only
+// when its size is a compile-time constant of at most 128 bytes, and our tiles' guarded
+// tails make sizes symbolic: nl_means' per-offset rows of patch sums were a malloc and a
+// free per row and offset. The analytic model counts such allocations as free.
+constexpr int64_t kStackAllocationMaxBytes = 16 * 1024;
+
+// How a split handles a last tile its factor does not fill (schedule_directives.cpp says
+// which a split gets and why).
+enum class Tail : uint8_t { kGuard, kShiftInwards, kRoundUp };
+
 struct Directive {
   enum class Kind {
     kComputeInline,  // func
@@ -20,12 +31,13 @@ struct Directive {
     kStoreAt,        // func at loop vars[0] of target_func
     kStoreRoot,      // func
     kRename,         // stage: rename(var, new_name)
-    kSplit,          // stage: split(var, outer, inner, factor), tail per shift_inwards
+    kSplit,          // stage: split(var, outer, inner, factor, tail)
     kReorder,        // stage: reorder(vars, innermost first; rvars flagged)
     kFuse,           // stage: fuse(inner, outer, fused)
     kParallel,       // stage: parallel(var)
     kVectorize,      // stage: vectorize(var)
     kUnroll,         // stage: unroll(var)
+    kStoreOnStack,   // func: store_in(MemoryType::Stack)
   };
   Directive(Kind k, int f, int s = 0, std::vector<std::string> v = {})
       : kind(k), func(f), stage(s), vars(std::move(v)) {}
@@ -36,14 +48,15 @@ struct Directive {
   std::vector<std::string> vars;  // the variables the call names, in call order
   std::vector<bool> is_rvar;      // kReorder: which of vars are reduction variables
   int64_t factor = 0;             // kSplit
-  // kSplit: the tail strategy. ShiftInwards where the factor divides the variable's extent
-  // in every realization of a pure definition, so Halide knows each tile is whole (a Func
-  // computed per tile gets a constant-size buffer: an accumulator block in registers);
-  // GuardWithIf elsewhere (schedule_directives.cpp says why).
-  bool shift_inwards = false;
+  Tail tail = Tail::kGuard;       // kSplit
   int target_func = -1;           // kComputeAt / kStoreAt
   bool target_is_rvar = false;
 };
+
+// Whether the inner splits (vectorized or unrolled) of Func f's dimension `dim` round a
+// tail up rather than guard it (schedule_directives.cpp says when and why). The
+// featurizer counts such tails as whole vectors.
+bool rounds_up_inner_tails(const ScheduleState &state, int f, int dim);
 
 // The directives realizing `state`, which must be complete. Func indices are PipelineGraph
 // indices.

@@ -12,6 +12,7 @@
 
 #include "searcher/cost/cost_model.h"
 #include "searcher/cost/featurizer.h"
+#include "searcher/schedule_directives.h"
 
 namespace protuner {
 
@@ -33,9 +34,8 @@ struct AnalyticModelOptions {
   double parallel_launch_seconds = 3e-6;  // start and join of a parallel loop
   double parallel_task_seconds = 0.2e-6;  // per task
   double allocation_seconds = 0.1e-6;     // malloc and free
-  // Smaller allocations are constant-sized stack (or register) space in our loop nests
-  // (every split guards its tail, so sizes are compile-time constants): free.
-  double stack_allocation_max_bytes = 16 * 1024;
+  // Allocations inside loops this small go on the stack (schedule_directives.h): free.
+  double stack_allocation_max_bytes = static_cast<double>(kStackAllocationMaxBytes);
   // Allocations at least this big are fresh pages every time, so each first touch
   // page-faults. The measurer times with glibc keeping freed memory for reuse
   // (measurer/child_environment.h): only blocks bigger than a worker thread's arena

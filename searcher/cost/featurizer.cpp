@@ -6,6 +6,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "searcher/schedule_directives.h"
+
 namespace protuner {
 namespace {
 
@@ -23,12 +25,6 @@ const FeatureInfo kScheduledInfo[] = {
     PROTUNER_SCHEDULED_FEATURES(PROTUNER_X)
 #undef PROTUNER_X
 };
-
-int value_bytes(const FuncNode &f) {
-  int bytes = 0;
-  for (const std::string &t : f.value_types) bytes += value_type_bits(t) / 8;
-  return std::max(bytes, 1);
-}
 
 // Reads of one producer with one index shape after inlining: the call sites differ only
 // by constant offsets, so their footprints overlap (a stencil's taps). Inlining composes
@@ -446,12 +442,16 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     const double ops = folded.arithmetic;
     const double gathers = folded.gathers;
 
-    // Vector and scalar work: a guarded tail of the vectorized variable's tile runs scalar.
+    // Vector and scalar work: a guarded tail of the vectorized variable's tile runs scalar;
+    // where the split rounds up instead (schedule_directives.cpp), the tail is one more
+    // vector, partly over points nobody reads.
     double vec_points = 0;
     if (vw > 1) {
       const VarSplit sp = split_of(stage, tiling, 0, whole[0].extent());
       const double tile = static_cast<double>(sp.tile);
-      vec_points = total * (tile - std::fmod(tile, vw)) / tile;
+      const bool rounds_up = rounds_up_inner_tails(state, f, stage.pure_dims[0]) &&
+                             vw <= static_cast<double>(kRoundUpMaxPoints);
+      vec_points = total * (rounds_up ? std::ceil(tile / vw) : std::floor(tile / vw)) * vw / tile;
     }
     const double vectors_per_vw = std::ceil(vw / native);
 
@@ -540,7 +540,7 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     set(ScheduledFeature::inner_parallelism, vw * unroll);
     set(ScheduledFeature::ops_per_point, ops);
     set(ScheduledFeature::vector_ops_total, vw > 1 ? ops * vec_points / vw * vectors_per_vw : 0);
-    set(ScheduledFeature::scalar_ops_total, ops * (total - vec_points));
+    set(ScheduledFeature::scalar_ops_total, ops * std::max(0.0, total - vec_points));
     set(ScheduledFeature::loads_per_point, folded.reads);
     set(ScheduledFeature::gather_loads_per_point, gathers);
     set(ScheduledFeature::inlined_calls, folded.inlined_calls);

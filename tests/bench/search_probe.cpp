@@ -162,13 +162,16 @@ int main(int argc, char **argv) {
       std::cout << "\n";
       stages.print(std::cout);
     }
-    // The loop nest Halide makes of each file's schedule, on stderr as Halide prints it;
-    // after them the app's own expert schedule's.
+    // The loop nest Halide makes of each file's schedule, on stderr as Halide prints it, and
+    // the schedule's Halide source (to set beside an autoscheduler's); after them the app's
+    // own expert schedule's loop nest.
     for (const std::string &file : files) {
       AppInstance fresh = AppInstance::create(instance.spec(), target);
       apply_schedule(schedule_from_json(read_file(file), graph), fresh.pipeline());
       std::cerr << "\n" << file << ":\n";
       fresh.pipeline().outputs()[0].print_loop_nest();
+      std::cerr << "\n" << file << " as Halide source:\n"
+                << schedule_source(schedule_from_json(read_file(file), graph), app) << "\n";
     }
     if (!files.empty()) {
       AppInstance expert = AppInstance::create(instance.spec(), target, {{"expert", "true"}});

@@ -431,7 +431,7 @@ TEST(AppliedSchedules, SplitsUnderASlidingWindowDoNotShiftInwards) {
     }
     for (const Directive &d : schedule_directives(state)) {
       if (d.kind == Directive::Kind::kSplit && d.func == 0) {
-        EXPECT_EQ(d.shift_inwards, !slides);
+        EXPECT_EQ(d.tail == Tail::kShiftInwards, !slides);
       }
     }
     Halide::Pipeline p = testing::two_pass_scan_pipeline();
@@ -493,13 +493,67 @@ TEST(AppliedSchedules, AFuncComputedPerGuardedTileDoesNotShiftInwards) {
     for (const Directive &d : schedule_directives(state)) {
       if (d.kind == Directive::Kind::kSplit && (d.func == transposed || d.func == cols) &&
           d.stage == 0) {
-        EXPECT_EQ(d.shift_inwards, !slides) << graph->funcs[d.func].name << " " << d.vars[0];
+        EXPECT_EQ(d.tail == Tail::kShiftInwards, !slides)
+            << graph->funcs[d.func].name << " " << d.vars[0];
       }
     }
     Halide::Pipeline p = testing::two_pass_scan_pipeline(width, height);
     apply_schedule(state, p);
     EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "guarded");
   }
+}
+
+// The blur chain's clamped input computed per 32 x 32 tile of the output: 34 x 34 points,
+// two vectors of 16 and a tail of 2 per row. Computing past the tile in x reads the input
+// through repeat_edge's clamp, so the tail rounds up (one more whole vector) and the
+// 4.6 KB block is on the stack; the output's own splits never round up. Same bits either way.
+TEST(AppliedSchedules, VectorTailsRoundUpWhereNoInputIsReadPastItsEnd) {
+  Halide::Pipeline reference = testing::blur_chain_pipeline();
+  const Halide::Buffer<> expected = run(reference);
+  auto graph = testing::graph_of(testing::blur_chain_pipeline());
+  ScheduleState state(graph);
+  FuncDecision sharp;  // loops y_o, x_o, y_m, x_m, x_i over 128 x 96
+  sharp.stages = {StageTiling{{32, 32}, {16, 1}, 1}};
+  state.decide(sharp);
+  int clamped = -1;
+  while (!state.complete()) {
+    const int f = state.num_decided();
+    const std::string name = stable_func_name(graph->funcs[f].name);
+    FuncDecision d;
+    d.placement = Placement::kInline;
+    if (name == "repeat_edge") {
+      clamped = f;
+      d.placement = Placement::kAt;
+      d.compute_at = d.store_at = LoopRef{0, 0, 1};
+      d.stages = {StageTiling{{16, 1 << 20}, {16, 1}, 0}};
+    } else if (name != "lambda" && name != "in_im") {
+      d.placement = Placement::kAt;  // blur_x and blur_y per tile too
+      d.compute_at = d.store_at = LoopRef{0, 0, 1};
+      d.stages = {StageTiling{{32, 1 << 20}, {16, 1}, 0}};
+    }
+    ASSERT_EQ(state.check_decision(d), "") << name;
+    state.decide(d);
+  }
+  ASSERT_GE(clamped, 0);
+  ASSERT_EQ(state.bounds(clamped).region[0].extent(), 34);
+  ASSERT_TRUE(graph->funcs[clamped].may_round_up(0));
+  int rounded = 0, on_stack = 0;
+  for (const Directive &d : schedule_directives(state)) {
+    if (d.kind == Directive::Kind::kStoreOnStack && d.func == clamped) ++on_stack;
+    if (d.kind != Directive::Kind::kSplit) continue;
+    if (d.func == 0) {
+      EXPECT_NE(d.tail, Tail::kRoundUp) << d.vars[0];
+    }
+    if (d.func == clamped && d.vars[0] == "_0") {
+      EXPECT_EQ(d.tail, Tail::kRoundUp);
+      ++rounded;
+    }
+  }
+  EXPECT_EQ(rounded, 1);
+  EXPECT_EQ(on_stack, 1);
+  Halide::Pipeline p = testing::blur_chain_pipeline();
+  apply_schedule(state, p);
+  EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "rounded");
 }
 
 // c += g(k, y) * g(x, k), g a vertical stencil of p, p pointwise of the input: a product of
@@ -778,11 +832,11 @@ TEST(BlockedSchedules, AReductionMappedPointwiseIsComputedPerBlockOfTheOutput) {
     for (const Directive &dir : schedule_directives(state)) {
       if (dir.kind != Directive::Kind::kSplit) continue;
       if (dir.func == 0) {
-        EXPECT_TRUE(dir.shift_inwards) << dir.vars[0];
+        EXPECT_EQ(dir.tail, Tail::kShiftInwards) << dir.vars[0];
       }
       // An update's tail would run its reduction twice over the shifted points.
       if (dir.func == conv && dir.stage == 1) {
-        EXPECT_FALSE(dir.shift_inwards) << dir.vars[0];
+        EXPECT_NE(dir.tail, Tail::kShiftInwards) << dir.vars[0];
       }
     }
     Halide::Pipeline p = build();

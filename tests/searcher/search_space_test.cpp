@@ -623,6 +623,43 @@ TEST(SearchSpace, OvercomputeReadsPastInputsFollowsUnclampedIndices) {
                                          {"bias_im", true}}));
 }
 
+// Rounding a split's inner tail up computes past the Func's region in that dimension only:
+// what that reads is followed dimension by dimension, and only reads of an input past its
+// estimated region forbid it.
+TEST(SearchSpace, RoundUpReadsPastInputsFollowsOneDimension) {
+  auto hazards = [](Halide::Pipeline p) {
+    std::map<std::string, std::vector<bool>> h;
+    const auto graph = graph_of(p);
+    for (const FuncNode &f : graph->funcs)
+      h[stable_func_name(f.name)] = f.round_up_reads_past_inputs;
+    return h;
+  };
+  using Dims = std::vector<bool>;
+  EXPECT_EQ(hazards(testing::blur_chain_pipeline()),
+            (std::map<std::string, Dims>{{"sharp", {false, false}},
+                                         {"blur_y", {false, false}},
+                                         {"blur_x", {false, false}},
+                                         {"repeat_edge", {false, false}},
+                                         {"lambda", {true, true}},
+                                         {"in_im", {true, true}}}));
+  // conv(co, x, y) reads weights(co, ...) and bias(co) as they are, and its input through
+  // zero padding: rounded up in x or y it reads nothing new of an input, in co it does.
+  // (overcompute_reads_past_inputs, every dimension at once, says conv is unsafe.)
+  EXPECT_EQ(hazards(testing::conv_relu_pipeline()),
+            (std::map<std::string, Dims>{{"relu", {true, false, false}},
+                                         {"conv", {true, false, false}},
+                                         {"constant_exterior", {false, false, false}},
+                                         {"repeat_edge", {false, false, false}},
+                                         {"lambda", {true, true, true}},
+                                         {"in_im", {true, true, true}},
+                                         {"weights_im", {true, true, true, true}},
+                                         {"bias_im", {true}}}));
+  const auto graph = graph_of(testing::conv_relu_pipeline());
+  EXPECT_FALSE(graph->funcs[0].may_round_up(1)) << "an output's buffer is the caller's";
+  EXPECT_TRUE(graph->funcs[1].may_round_up(1));
+  EXPECT_FALSE(graph->funcs[1].may_round_up(0));
+}
+
 // Halide 14 computes a Func computed inside a guarded split's partial last tile for the
 // whole tile: conv inside a 6-channel tile of relu's 16 channels read bias[12..17] (found by
 // StateBounds.ConvolutionMatchesHalide: "Input buffer bias is accessed at 17, which is
