@@ -74,8 +74,7 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
 // lookup table indexed by a uint8) and the inner loop is vectorized: the last tile stores
 // past the allocation (AppliedSchedules.TheLastTileOfAConstantRegionStaysInsideItsBuffer).
 void split_directives(const ScheduleState &state, const StageNode &stage, const StageTiling &t,
-                      const Region &region, bool exact, int f, int s,
-                      std::vector<Directive> &out) {
+                      const Region &region, bool exact, int f, int s, std::vector<Directive> &out) {
   for (int v = 0; v < stage.num_pure; ++v) {
     const std::string name = loop_base_name(stage, v);
     if (name != stage.loop_vars[v])

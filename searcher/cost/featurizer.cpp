@@ -351,6 +351,31 @@ int loops_enclosing(const ScheduleState &state, const FuncDecision &d, bool stor
   return at.is_root() ? 0 : static_cast<int>(state.enclosing_loops(at).size());
 }
 
+// The share of its points a Func stored outside the loop it is computed in still
+// computes: Halide slides its window along that loop, so each iteration computes only
+// what the earlier ones did not, and a pass over the loop computes the union of their
+// regions, the Func's region at the loop enclosing it. (nl_means' patch distances, two
+// rows per iteration of an 8-row window, computed 27% of the points the realizations
+// cover.) 1 where nothing slides: stored where computed, computed in a parallel loop, or a
+// Func with update stages.
+double sliding_share(const ScheduleState &state, int f) {
+  const FuncDecision &d = state.decision(f);
+  const FuncNode &node = state.graph().funcs[f];
+  if (d.placement != Placement::kAt || d.store_at == d.compute_at || node.stages.size() != 1)
+    return 1;
+  const Loop &loop = state.bounds(d.compute_at.func).loops[d.compute_at.stage][d.compute_at.loop];
+  if (loop.parallel) return 1;
+  const std::vector<LoopRef> enclosing = state.enclosing_loops(d.compute_at);
+  const LoopRef pass = enclosing.size() > 1 ? enclosing[1] : LoopRef{};
+  const FuncBounds &b = state.bounds(f);
+  const double slid = static_cast<double>(state.realizations_at(pass)) *
+                      static_cast<double>(region_points(
+                          node.stages[0].loop_region(state.region_at(f, pass))));
+  const double covered = static_cast<double>(b.realizations) *
+                         static_cast<double>(b.stage_points[0]);
+  return covered > 0 ? std::min(1.0, slid / covered) : 1.0;
+}
+
 }  // namespace
 
 std::vector<int> Featurizer::inlined_into(const ScheduleState &state, int f) const {
@@ -420,7 +445,8 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     const double P = static_cast<double>(b.stage_points[s]);
     const double R = static_cast<double>(b.realizations);
     const double A = static_cast<double>(std::max<int64_t>(b.allocations, 1));
-    const double total = P * R;
+    const double slide = s == 0 ? sliding_share(state, f) : 1.0;
+    const double total = P * R * slide;
     const double root_points = box_points(stage.loop_region(node.root_region));
 
     // The innermost loop that is not vectorized or unrolled: its iteration is one block.
@@ -502,13 +528,15 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     // traffic: what is not resident of the stage's data over the whole root region.
     double compulsory_all = 0, compulsory[kCacheLevels];
     iteration_bytes(stage.loop_region(node.root_region), compulsory_all, compulsory);
+    // A sliding window moves only the share it computes.
     auto beyond = [&](int c) {
       const double usable = caches[c] * kUsableCacheFraction;
-      if (ws[0] <= usable) return std::min(R * moved[0][c], std::max(compulsory[c], moved[0][c]));
+      if (ws[0] <= usable)
+        return std::min(R * slide * moved[0][c], std::max(compulsory[c], moved[0][c]));
       for (int i = 1; i < levels; ++i) {
-        if (ws[i] <= usable) return iterations[i] * moved[i][c] * R;
+        if (ws[i] <= usable) return iterations[i] * moved[i][c] * R * slide;
       }
-      return iterations[levels - 1] * moved[levels - 1][c] * R;
+      return iterations[levels - 1] * moved[levels - 1][c] * R * slide;
     };
     const double block_vectors = vw > 1 ? unroll * vectors_per_vw : unroll;
     const Traffic &per_task = reads[own_parallel ? 1 : 0];
@@ -553,7 +581,7 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     set(ScheduledFeature::lines_read_per_vector, reads[levels - 1].lines / block_vectors);
     set(ScheduledFeature::bytes_read_per_task, per_task.bytes);
     set(ScheduledFeature::lines_read_per_task, per_task.lines);
-    set(ScheduledFeature::bytes_read_total, reads[0].bytes * R);
+    set(ScheduledFeature::bytes_read_total, reads[0].bytes * R * slide);
     set(ScheduledFeature::bytes_written_per_production, written_bytes(stage, whole, bytes));
     set(ScheduledFeature::working_set_block, ws[levels - 1]);
     set(ScheduledFeature::working_set_level1, ws[std::max(levels - 2, 0)]);

@@ -93,7 +93,7 @@ namespace protuner {
   X(realizations, "times the Func's storage is allocated", "count")                          \
   X(points_per_production, "stage points computed per production", "points")                \
   X(points_per_realization, "stage points computed per allocation", "points")                \
-  X(points_total, "stage points over the run, recompute included", "points")                 \
+  X(points_total, "stage points over the run, recompute included, slid windows not", "points") \
   X(recompute_ratio, "points_total / root_points (1: no recompute)", "ratio")                \
   X(num_loops, "loops of the stage's own nest", "loops")                                     \
   X(innermost_serial_extent, "extent of the innermost loop that is not vectorized or unrolled", "iterations") \
@@ -110,8 +110,8 @@ namespace protuner {
   X(unrolled_extent, "product of unrolled loop extents", "iterations")                       \
   X(inner_parallelism, "vector_width x unrolled_extent: independent points per block", "points") \
   X(ops_per_point, "arithmetic per point, inlined Funcs folded in", "ops/point")             \
-  X(vector_ops_total, "native vector instructions of arithmetic over the run", "ops")       \
-  X(scalar_ops_total, "scalar arithmetic over the run (unvectorized and tails)", "ops")      \
+  X(vector_ops_total, "native vector instructions of arithmetic (rounded-up tails too)", "ops") \
+  X(scalar_ops_total, "scalar arithmetic over the run (unvectorized, guarded tails)", "ops")   \
   X(loads_per_point, "memory reads per point after inlining", "loads/point")                 \
   X(gather_loads_per_point, "reads per point a vector gathers lane by lane (a non-affine "    \
     "index reads the vectorized variable 0)", "loads/point")                                  \

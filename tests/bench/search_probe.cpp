@@ -170,7 +170,8 @@ int main(int argc, char **argv) {
       apply_schedule(schedule_from_json(read_file(file), graph), fresh.pipeline());
       std::cerr << "\n" << file << ":\n";
       fresh.pipeline().outputs()[0].print_loop_nest();
-      std::cerr << "\n" << file << " as Halide source:\n"
+      std::cerr << "\n"
+                << file << " as Halide source:\n"
                 << schedule_source(schedule_from_json(read_file(file), graph), app) << "\n";
     }
     if (!files.empty()) {

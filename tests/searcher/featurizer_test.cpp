@@ -156,6 +156,41 @@ TEST(Featurizer, ValuesKeptInCacheUntilReadMoveNoMemoryTraffic) {
   EXPECT_EQ(with_g(false).stages[1][F::traffic_beyond_l1], 2048 * 2 * g_row);
 }
 
+// The blur chain's blur_x (3 rows per row of the output, 96 rows of 128 points) computed
+// per row of the output: stored there it computes 3 x 128 points per row; stored at root,
+// Halide slides its window down the rows and computes each of its 98 rows once.
+TEST(Featurizer, ASlidingWindowComputesEachPointOnce) {
+  Halide::Pipeline p = testing::blur_chain_pipeline(128, 96);
+  const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+  const Featurizer fz(graph);
+  auto blur_x_points = [&](bool slides) {
+    ScheduleState s(graph);
+    s.decide(testing::root_decision(s, false));  // sharp: serial, its y loop outermost
+    int blur_x = -1;
+    while (!s.complete()) {
+      const int f = s.num_decided();
+      const std::string name = stable_func_name(graph->funcs[f].name);
+      FuncDecision d = testing::root_decision(s, false);
+      if (name == "blur_y") d = testing::inline_decision();
+      if (name == "blur_x") {
+        blur_x = f;
+        d.placement = Placement::kAt;
+        d.compute_at = LoopRef{0, 0, 0};
+        d.store_at = slides ? LoopRef{} : d.compute_at;
+      }
+      EXPECT_EQ(s.check_decision(d), "") << name;
+      s.decide(d);
+    }
+    for (const StageFeatures &sf : fz.featurize(s).stages) {
+      if (sf.func == blur_x) return sf[F::points_total];
+    }
+    ADD_FAILURE() << "no blur_x";
+    return 0.0f;
+  };
+  EXPECT_EQ(blur_x_points(false), 96 * 3 * 128);
+  EXPECT_EQ(blur_x_points(true), 98 * 128);
+}
+
 TEST(Featurizer, ListsEveryStageAndTheStageDag) {
   auto graph = std::make_shared<const PipelineGraph>([] {
     Halide::Pipeline p = testing::matmul_pipeline(32);
