@@ -556,6 +556,44 @@ TEST(AppliedSchedules, VectorTailsRoundUpWhereNoInputIsReadPastItsEnd) {
   EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "rounded");
 }
 
+// Found by a tune of nl_means: a tile that is no multiple of its inner tile is split
+// outer first, so its inner split divides a split's product, and Halide 14 refuses
+// RoundUp there in an update ("It may redundantly recompute some values"). conv's update
+// in tiles of 10 columns with unrolled blocks of 4 keeps that split guarded.
+TEST(AppliedSchedules, OnlyAVariableItselfRoundsUpInAnUpdate) {
+  Halide::Pipeline reference = testing::conv_relu_pipeline();
+  const Halide::Buffer<> expected = run(reference);
+  auto graph = testing::graph_of(testing::conv_relu_pipeline());
+  const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  ASSERT_EQ(stable_func_name(graph->funcs[1].name), "conv");
+  ScheduleState state(graph);
+  FuncDecision relu;  // loops x_o (two tiles of 12 columns), y, x_m, co over 16 x 24 x 16
+  relu.stages = {StageTiling{{16, 12, 16}, {1, 1, 1}, 0}};
+  state.decide(relu);
+  FuncDecision conv;
+  conv.placement = Placement::kAt;
+  conv.compute_at = conv.store_at = LoopRef{0, 0, 0};
+  conv.stages = {StageTiling{{16, 12, 16}, {1, 1, 1}, 0},
+                 StageTiling{{16, 10, 16}, {1, 4, 1}, 0}};
+  ASSERT_EQ(state.check_decision(conv), "");
+  state.decide(conv);
+  ASSERT_TRUE(graph->funcs[1].may_round_up(1));
+  while (!state.complete()) {
+    state.decide(fallback_decision(graph->funcs[state.num_decided()], options));
+  }
+  int splits = 0;
+  for (const Directive &d : schedule_directives(state)) {
+    if (d.kind == Directive::Kind::kSplit && d.func == 1 && d.stage == 1) {
+      ++splits;
+      EXPECT_NE(d.tail, Tail::kRoundUp) << d.vars[0];
+    }
+  }
+  EXPECT_EQ(splits, 2);
+  Halide::Pipeline p = testing::conv_relu_pipeline();
+  apply_schedule(state, p);
+  EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "update_tiles");
+}
+
 // c += g(k, y) * g(x, k), g a vertical stencil of p, p pointwise of the input: a product of
 // a Func with itself (one Func read at two index shapes), the shape of random_192's matmul
 // of a convolution with itself. `p_out` receives p.
