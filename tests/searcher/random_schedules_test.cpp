@@ -573,8 +573,7 @@ TEST(AppliedSchedules, OnlyAVariableItselfRoundsUpInAnUpdate) {
   FuncDecision conv;
   conv.placement = Placement::kAt;
   conv.compute_at = conv.store_at = LoopRef{0, 0, 0};
-  conv.stages = {StageTiling{{16, 12, 16}, {1, 1, 1}, 0},
-                 StageTiling{{16, 10, 16}, {1, 4, 1}, 0}};
+  conv.stages = {StageTiling{{16, 12, 16}, {1, 1, 1}, 0}, StageTiling{{16, 10, 16}, {1, 4, 1}, 0}};
   ASSERT_EQ(state.check_decision(conv), "");
   state.decide(conv);
   ASSERT_TRUE(graph->funcs[1].may_round_up(1));
