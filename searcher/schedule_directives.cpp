@@ -84,7 +84,7 @@ void split_directives(const ScheduleState &state, const StageNode &stage, const 
     if (name != stage.loop_vars[v])
       out.push_back({Kind::kRename, f, s, {stage.loop_vars[v], name}});
     const VarSplit vs = split_of(stage, t, v, region[v].extent());
-    const bool round_up = rounds_up_inner_tails(state, f, stage.pure_dims[v]);
+    const bool round_up = inner_tail_rounds_up(state, f, stage, vs, v);
     // Splits `var`, of `extent` points per realization, by `factor`.
     auto split = [&](const std::string &var, const std::string &o, const std::string &i,
                      int64_t factor, int64_t extent) {
@@ -92,7 +92,7 @@ void split_directives(const ScheduleState &state, const StageNode &stage, const 
       d.factor = factor;
       if (exact && extent % factor == 0) {
         d.tail = Tail::kShiftInwards;
-      } else if (round_up && var == name && i == vs.inner_name && factor <= kRoundUpMaxPoints) {
+      } else if (round_up && i == vs.inner_name) {
         d.tail = Tail::kRoundUp;
       }
       out.push_back(d);
@@ -200,8 +200,14 @@ void stage_directives(const ScheduleState &state, int f, int s, std::vector<Dire
 
 }  // namespace
 
-bool rounds_up_inner_tails(const ScheduleState &state, int f, int dim) {
-  return state.decision(f).placement == Placement::kAt && state.graph().funcs[f].may_round_up(dim);
+bool inner_tail_rounds_up(const ScheduleState &state, int f, const StageNode &stage,
+                          const VarSplit &vs, int v) {
+  // A tile that is no multiple of the inner tile is split outer first (split_directives):
+  // the inner split then divides a split's product.
+  const bool splits_a_product =
+      vs.split_outer && vs.has_middle && vs.has_inner && vs.tile % vs.inner != 0;
+  return state.decision(f).placement == Placement::kAt && vs.has_inner && !splits_a_product &&
+         vs.inner <= kRoundUpMaxPoints && state.graph().funcs[f].may_round_up(stage.pure_dims[v]);
 }
 
 std::vector<Directive> schedule_directives(const ScheduleState &state) {

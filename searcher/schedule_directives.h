@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "searcher/loop_nest.h"
 #include "searcher/schedule_state.h"
 
 namespace protuner {
@@ -53,10 +54,12 @@ struct Directive {
   bool target_is_rvar = false;
 };
 
-// Whether the inner splits (vectorized or unrolled) of Func f's dimension `dim` round a
-// tail up rather than guard it (schedule_directives.cpp says when and why). The
-// featurizer counts such tails as whole vectors.
-bool rounds_up_inner_tails(const ScheduleState &state, int f, int dim);
+// Whether the split that makes the inner loop (vectorized or unrolled) of pure variable v
+// of `stage`, a stage of Func f split as `vs`, rounds its tail up rather than guards it
+// (schedule_directives.cpp says when and why). The featurizer counts such tails as whole
+// vectors.
+bool inner_tail_rounds_up(const ScheduleState &state, int f, const StageNode &stage,
+                          const VarSplit &vs, int v);
 
 // The directives realizing `state`, which must be complete. Func indices are PipelineGraph
 // indices.

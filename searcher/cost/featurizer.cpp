@@ -475,8 +475,7 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     if (vw > 1) {
       const VarSplit sp = split_of(stage, tiling, 0, whole[0].extent());
       const double tile = static_cast<double>(sp.tile);
-      const bool rounds_up = rounds_up_inner_tails(state, f, stage.pure_dims[0]) &&
-                             vw <= static_cast<double>(kRoundUpMaxPoints);
+      const bool rounds_up = inner_tail_rounds_up(state, f, stage, sp, 0);
       vec_points = total * (rounds_up ? std::ceil(tile / vw) : std::floor(tile / vw)) * vw / tile;
     }
     const double vectors_per_vw = std::ceil(vw / native);
