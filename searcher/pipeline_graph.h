@@ -130,9 +130,10 @@ struct FuncNode {
   bool inlinable() const { return !is_output && stages.size() == 1; }
 };
 
-// How far past a Func's region FuncNode::round_up_reads_past_inputs looks: more than any
-// inner tile the space offers (SearchSpaceOptions: vectors of at most 7 x the native
-// lanes, unrolled tiles of at most 7).
+// How far past a Func's region FuncNode::round_up_reads_past_inputs looks, and so the
+// largest inner tile that may round up: more than the space offers (SearchSpaceOptions:
+// vectors of at most 7 x the native lanes, 448 uint8 lanes on AVX-512; unrolled tiles of
+// a few points).
 constexpr int64_t kRoundUpMaxPoints = 512;
 
 // Bits of one element of a value type as FuncNode::value_types names it ("float32",
