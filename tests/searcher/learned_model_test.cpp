@@ -17,6 +17,8 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "common/app.h"
 #include "common/errors.h"
 #include "common/host_target.h"
@@ -124,8 +126,12 @@ FeatureNormalizer fitted_normalizer() {
   return FeatureNormalizer::fit(f, r);
 }
 
+// Per process: ctest runs tests in parallel processes, and two BadWeights tests writing one
+// file made each other's weights empty ("the file is empty", in a CI run).
 std::string temp_path(const std::string &name) {
-  return (fs::temp_directory_path() / ("protuner_learned_test_" + name)).string();
+  return (fs::temp_directory_path() /
+          ("protuner_learned_test_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 std::string read_file(const std::string &path) {
