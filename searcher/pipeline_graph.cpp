@@ -477,7 +477,8 @@ void check_same_pipeline(const std::vector<FuncSignature> &expected,
 
 // Sets FuncNode::reads_keep_size: every footprint is evaluated over boxes of a few sizes
 // (odd and even, so divisions by small constants show) moved along each pure loop variable
-// by whole boxes, and the region it reads must keep its extents.
+// by whole boxes, and the region it reads must keep its extents; then producers inherit
+// their readers' variation.
 void mark_size_keeping_reads(PipelineGraph &g) {
   constexpr int64_t kBoxSizes[] = {3, 5, 7, 8};
   constexpr int64_t kMoves = 24;
@@ -506,6 +507,9 @@ void mark_size_keeping_reads(PipelineGraph &g) {
         }
       }
     }
+  }
+  for (FuncNode &f : g.funcs) {  // consumers first
+    for (int c : f.consumers) f.reads_keep_size = f.reads_keep_size && g.funcs[c].reads_keep_size;
   }
 }
 

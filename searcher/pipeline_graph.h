@@ -108,9 +108,12 @@ struct FuncNode {
 
   // Whether every read of it maps equal boxes of the reader's loops to regions of equal
   // extents wherever the box lies: translations and scalings do, a division by 3 read over
-  // boxes of 5 does not ([0, 4] / 3 is two points, [5, 9] / 3 three). Computed per box of
-  // a reader's tiles, it then covers the same extents in every realization unless a tile is
-  // partial or clamped (ScheduleState::same_size_realizations).
+  // boxes of 5 does not ([0, 4] / 3 is two points, [5, 9] / 3 three), nor does a clamp
+  // near the edge. It holds only where it holds for every reader too: a reader whose
+  // region varies passes the variation on through reads that keep sizes (unsharp's input
+  // copy, read as itself by the copy repeat_edge clamps). Computed per box of a reader's
+  // tiles, it then covers the same extents in every realization unless a tile is partial
+  // or clamped (ScheduleState::same_size_realizations).
   bool reads_keep_size = true;
 
   // Whether its stages may fuse outer loops into one parallel loop. Halide 14 bounds a

@@ -293,6 +293,101 @@ TEST(AppliedSchedules, AnInputIsNotCopiedInsideAClampedCopyComputedPerTile) {
   }
 }
 
+// unsharp's shape: the output reads a copy of the input as itself, and a blur reads it
+// through a second copy (a generator's repeat_edge of an input buffer wraps it in a Func
+// of its own) and repeat_edge's clamp, bounded by the input's own extents. The copy's
+// region per tile of the output is smaller at the image's edges.
+Halide::Pipeline clamped_and_direct_copy_pipeline(Halide::Func *copy_out = nullptr) {
+  using namespace Halide;
+  ImageParam in(Float(32), 3, "in");
+  Var x("x"), y("y"), c("c");
+  Func copy("copy"), wrapper("wrapper"), gray("gray"), blur("blur"), out("out");
+  if (copy_out) *copy_out = copy;
+  copy(x, y, c) = in(x, y, c);
+  wrapper(x, y, c) = copy(x, y, c);
+  Func edge = BoundaryConditions::repeat_edge(wrapper, {{0, in.width()}, {0, in.height()}});
+  gray(x, y) = edge(x, y, 0) + edge(x, y, 1) + edge(x, y, 2);
+  blur(x, y) = gray(x, y - 4) + gray(x, y) + gray(x, y + 4);
+  out(x, y, c) = blur(x, y) * copy(x, y, c);
+  in.set_estimates({{0, 96}, {0, 96}, {0, 3}});
+  out.set_estimates({{0, 96}, {0, 96}, {0, 3}});
+  return Pipeline(out);
+}
+
+// Found by a tune of unsharp (3 of its candidates read the input at row -2492): the copy
+// computed per 32-row tile of the output, its rows split in shifted tiles of tiles. Its
+// region there comes through the clamp: 40 rows inside the image, 36 at its edges (the
+// space sized it by the first tile), and Halide 14 bounds the shifted tiles' positions over all of the output's tiles by
+// interval arithmetic, losing how the region's extent and position move together. Read as
+// itself by a reader whose own region varies, the copy's splits stay guarded
+// (FuncNode::reads_keep_size holds only where it holds for every reader).
+TEST(AppliedSchedules, ACopyReadThroughAClampDoesNotShiftInwards) {
+  using namespace Halide;
+  Func by_hand_copy;
+  Pipeline by_hand = clamped_and_direct_copy_pipeline(&by_hand_copy);
+  Func out = by_hand.outputs()[0];
+  Var x("x"), y("y"), c("c"), yo, yi, yt, ym, yto;
+  out.compute_root().split(y, yo, yi, 32, TailStrategy::ShiftInwards).reorder(x, yi, c, yo);
+  by_hand_copy.compute_at(out, yo)
+      .split(y, yt, yi, 2, TailStrategy::ShiftInwards)
+      .split(yt, yto, ym, 2, TailStrategy::ShiftInwards);
+  for (const auto &[name, fn] : Internal::build_environment({out.function()})) {
+    const std::string stable = stable_func_name(name);
+    if (stable == "gray" || stable == "blur") Func(fn).compute_at(out, yo);
+  }
+  expect_input_read_out_of_bounds(by_hand, "the copy's splits may shift inwards again");
+
+  Func copy;
+  Pipeline unscheduled = clamped_and_direct_copy_pipeline(&copy);
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(unscheduled));
+  const int f = graph->find(copy.name());
+  ASSERT_GE(f, 0);
+  EXPECT_FALSE(graph->funcs[f].reads_keep_size);
+  EXPECT_TRUE(graph->funcs[0].reads_keep_size);  // the output and the blur keep sizes
+  for (const FuncNode &node : graph->funcs) {
+    if (stable_func_name(node.name) == "blur") {
+      EXPECT_TRUE(node.reads_keep_size);
+    }
+  }
+
+  // The output in parallel tiles of 32 rows, everything else computed in them.
+  ScheduleState state(graph);
+  FuncDecision d;
+  d.stages = {StageTiling{{1 << 20, 32, 1 << 20}, {16, 1, 1}, 1}};
+  state.decide(d);
+  const std::vector<Loop> &loops = state.bounds(0).loops[0];
+  ASSERT_TRUE(loops[0].parallel);
+  while (!state.complete()) {
+    FuncDecision at;
+    at.placement = Placement::kAt;
+    at.compute_at = at.store_at = LoopRef{0, 0, 0};
+    const FuncNode &node = graph->funcs[state.num_decided()];
+    const std::string name = stable_func_name(node.name);
+    if (!node.inlinable() || state.num_decided() == f || name == "gray" || name == "blur") {
+      at.stages.assign(node.stages.size(),
+                       StageTiling{std::vector<int64_t>(node.dimensions, 1 << 20),
+                                   std::vector<int64_t>(node.dimensions, 1), 0});
+      if (state.num_decided() == f) at.stages[0].tile[1] = 4, at.stages[0].inner[1] = 2;
+    } else {
+      at.placement = Placement::kInline;
+    }
+    ASSERT_EQ(state.check_decision(at), "") << node.name;
+    state.decide(at);
+  }
+  int copy_splits = 0;
+  for (const Directive &dir : schedule_directives(state)) {
+    if (dir.kind != Directive::Kind::kSplit || dir.func != f) continue;
+    ++copy_splits;
+    EXPECT_NE(dir.tail, Tail::kShiftInwards) << dir.vars[0];
+  }
+  EXPECT_EQ(copy_splits, 2);
+  Pipeline reference = clamped_and_direct_copy_pipeline();
+  const Buffer<> expected = run(reference);
+  Pipeline p = clamped_and_direct_copy_pipeline();
+  apply_schedule(state, p);
+  EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "copy_per_tile");
+}
+
 TEST(GuardedAllocations, ReportAStorePastTheEndWhenFreed) {
   Halide::Pipeline p = testing::blur_chain_pipeline();
   testing::GuardedAllocations::install(p);
