@@ -156,6 +156,41 @@ TEST(Featurizer, ValuesKeptInCacheUntilReadMoveNoMemoryTraffic) {
   EXPECT_EQ(with_g(false).stages[1][F::traffic_beyond_l1], 2048 * 2 * g_row);
 }
 
+// g computed per half of f's rows: 1024 x 2049 floats, 8.4 MB, which fit the usable half of
+// the shared 32 MB L3 once. Computed serially, one half at a time, g stays there until f
+// reads it; computed in a parallel loop, a half per core at a time, both must fit, and
+// they do not: f then reads g from memory too.
+TEST(Featurizer, AllocationsInAParallelLoopShareTheL3OncePerCore) {
+  const auto graph = two_tap_graph(2048);
+  MachineModel machine;
+  machine.cores = 2;
+  machine.l3_bytes = 32 << 20;
+  const Featurizer fz(graph, machine);
+  auto features = [&](bool parallel) {
+    ScheduleState s(graph);
+    FuncDecision f = testing::root_decision(s, false);
+    f.stages[0].tile[1] = 1024;  // f's rows in two tiles: the loop g is computed in
+    f.stages[0].parallel_loops = parallel ? 1 : 0;
+    s.decide(f);
+    FuncDecision g = testing::root_decision(s, false);
+    g.placement = Placement::kAt;
+    g.compute_at = g.store_at = LoopRef{0, 0, 0};
+    EXPECT_EQ(s.check_decision(g), "");
+    s.decide(g);
+    s.decide(testing::inline_decision());  // in_im
+    return fz.featurize(s);
+  };
+  const PipelineFeatures serial = features(false), parallel = features(true);
+  EXPECT_EQ(serial.stages[1][F::alloc_bytes], 1024 * 2049 * 4.0);
+  EXPECT_EQ(parallel.stages[1][F::alloc_bytes], 1024 * 2049 * 4.0);
+  const double out = 2048 * 2048 * 4.0, g_halves = 2 * 1024 * 2049 * 4.0;
+  EXPECT_EQ(serial.stages[0][F::traffic_beyond_l3], out);
+  EXPECT_EQ(parallel.stages[0][F::traffic_beyond_l3], out + g_halves);
+  // L2 is per core, and holds neither.
+  EXPECT_EQ(serial.stages[0][F::traffic_beyond_l2], out + g_halves);
+  EXPECT_EQ(parallel.stages[0][F::traffic_beyond_l2], out + g_halves);
+}
+
 // The blur chain's blur_x (3 rows per row of the output, 96 rows of 128 points) computed
 // per row of the output: stored there it computes 3 x 128 points per row; stored at root,
 // Halide slides its window down the rows and computes each of its 98 rows once.
