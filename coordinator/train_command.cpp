@@ -6,12 +6,14 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
 
 #include "common/errors.h"
 #include "coordinator/text_table.h"
+#include "searcher/cost/analytic_calibration.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/cost/learned/dataset_loader.h"
 #include "searcher/cost/learned/trainer.h"
@@ -27,6 +29,7 @@ struct LearnedCommands::Args {
   double test_pipelines = 0;  // train: share of whole pipelines never trained on, then tested
   bool json = false, leave_one_out = false;
   std::string predictions;  // evaluate: per-sample CSV
+  size_t calibrate_on = 0;  // evaluate --model analytic: samples per pipeline calibrated on
 };
 
 namespace {
@@ -112,6 +115,77 @@ void write_predictions(const std::string &path, const std::vector<double> &predi
   if (!out) throw IoError("--predictions '" + path + "': writing failed");
 }
 
+// evaluate --model analytic --calibrate-on N: per pipeline, the analytic model's term
+// weights fitted to its first N samples in record order (the order tune measured them
+// in, as tune fits them: analytic_calibration.h), and its other samples predicted by the
+// model with and without them.
+struct CalibratedEvaluation {
+  std::vector<TrainingSample> held_out;
+  std::vector<double> uncalibrated, calibrated;
+};
+
+CalibratedEvaluation calibrated_predictions(const std::vector<TrainingSample> &samples,
+                                            size_t calibrate_on) {
+  const MachineModel machine;  // the one the loader featurized for
+  std::map<std::string, std::vector<CalibrationSample>> fitted;
+  std::vector<std::pair<size_t, AnalyticTerms>> rest;  // sample index, its terms
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const AnalyticTerms terms = analytic_terms(samples[i].features, machine);
+    std::vector<CalibrationSample> &mine = fitted[samples[i].pipeline_id];
+    if (mine.size() < calibrate_on) {
+      mine.push_back({terms, samples[i].runtime_s});
+    } else {
+      rest.emplace_back(i, terms);
+    }
+  }
+  std::map<std::string, AnalyticTerms> weights;
+  for (const auto &[id, fit] : fitted) weights[id] = fit_term_weights(fit);
+  CalibratedEvaluation out;
+  const AnalyticTerms unit = unit_term_weights();
+  for (const auto &[i, terms] : rest) {
+    out.held_out.push_back(samples[i]);
+    out.uncalibrated.push_back(weighed_seconds(terms, unit));
+    out.calibrated.push_back(weighed_seconds(terms, weights.at(samples[i].pipeline_id)));
+  }
+  if (out.held_out.empty()) {
+    throw ConfigError("--calibrate-on " + std::to_string(calibrate_on) +
+                      " leaves no sample to evaluate: every pipeline has at most that many");
+  }
+  return out;
+}
+
+nlohmann::json report_json(const EvaluationReport &report) {
+  nlohmann::json apps = nlohmann::json::object();
+  for (const auto &[app, m] : report.per_app) apps[app] = metrics_json(m);
+  return {{"apps", apps}, {"overall", metrics_json(report.overall)}};
+}
+
+int run_calibrated_evaluation(const LearnedCommands::Args &a) {
+  const std::vector<TrainingSample> samples = load_data(a.data);
+  const CalibratedEvaluation e = calibrated_predictions(samples, a.calibrate_on);
+  if (!a.predictions.empty()) write_predictions(a.predictions, e.calibrated, e.held_out);
+  const EvaluationReport calibrated = evaluate_predictions(e.calibrated, e.held_out);
+  const EvaluationReport uncalibrated = evaluate_predictions(e.uncalibrated, e.held_out);
+  if (a.json) {
+    nlohmann::json j = report_json(calibrated);
+    j["weights"] = nullptr;
+    j["model"] = "analytic";
+    j["mode"] = "calibrated";
+    j["calibrate_on"] = a.calibrate_on;
+    j["uncalibrated"] = report_json(uncalibrated);
+    std::cout << j.dump() << "\n";
+    return 0;
+  }
+  std::cout << "protuner evaluate: analytic model, its term weights fitted per pipeline to the "
+               "first "
+            << a.calibrate_on << " samples; the other " << e.held_out.size()
+            << " samples predicted\n\nUncalibrated:\n";
+  print_table(uncalibrated, std::cout);
+  std::cout << "\nCalibrated:\n";
+  print_table(calibrated, std::cout);
+  return 0;
+}
+
 int run_train(const LearnedCommands::Args &a) {
   const LearnedModelKind kind = parse_model_kind(a.model);
   const std::vector<TrainingSample> all = load_data(a.data);
@@ -195,6 +269,10 @@ int run_evaluate(const LearnedCommands::Args &a) {
   if (!a.train_data.empty() && !a.leave_one_out) {
     throw ConfigError("--train-data is for --leave-one-out-apps");
   }
+  if (a.calibrate_on > 0) {
+    if (!analytic) throw ConfigError("--calibrate-on is for --model analytic");
+    return run_calibrated_evaluation(a);
+  }
   std::optional<LearnedNetwork> network;
   if (!analytic) network = LearnedNetwork::load(a.weights);
   const std::vector<TrainingSample> samples = load_data(a.data);
@@ -215,16 +293,11 @@ int run_evaluate(const LearnedCommands::Args &a) {
                                              : "weights";
   const std::string model = analytic ? "analytic" : model_kind_name(network->kind());
   if (a.json) {
-    nlohmann::json apps = nlohmann::json::object();
-    for (const auto &[app, m] : report.per_app) apps[app] = metrics_json(m);
-    const nlohmann::json weights = analytic ? nlohmann::json() : nlohmann::json(a.weights);
-    std::cout << nlohmann::json{{"weights", weights},
-                                {"model", model},
-                                {"mode", mode},
-                                {"apps", apps},
-                                {"overall", metrics_json(report.overall)}}
-                     .dump()
-              << "\n";
+    nlohmann::json j = report_json(report);
+    j["weights"] = analytic ? nlohmann::json() : nlohmann::json(a.weights);
+    j["model"] = model;
+    j["mode"] = mode;
+    std::cout << j.dump() << "\n";
     return 0;
   }
   std::cout << "protuner evaluate: " << model << " model" << (analytic ? "" : " " + a.weights)
@@ -298,6 +371,12 @@ LearnedCommands::LearnedCommands(CLI::App &cli) : args_(std::make_unique<Args>()
                    "with --leave-one-out-apps: dataset files always trained on, never left out "
                    "(random pipelines)")
       ->delimiter(',');
+  evaluate_
+      ->add_option("--calibrate-on", a.calibrate_on,
+                   "with --model analytic: per pipeline, fit the model's term weights to "
+                   "the first N samples, as tune does while it measures, and evaluate the "
+                   "model with and without them on the other samples")
+      ->check(CLI::PositiveNumber);
   add_trainer_options(*evaluate_, a.trainer);
 }
 

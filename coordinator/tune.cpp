@@ -102,6 +102,17 @@ nlohmann::json baseline_json(const std::optional<MeasureResult> &r) {
   return j;
 }
 
+// The analytic model's term weights at the end and the measurements they were fitted to;
+// null when the model was not calibrated (or nothing measured).
+nlohmann::json calibration_json(const SearchOutcome &o) {
+  if (o.calibration_samples == 0) return nullptr;
+  nlohmann::json weights = nlohmann::json::object();
+  for (int k = 0; k < kNumAnalyticTerms; ++k) {
+    weights[analytic_term_name(static_cast<AnalyticTerm>(k))] = o.calibration_weights[k];
+  }
+  return {{"samples", o.calibration_samples}, {"term_weights", weights}};
+}
+
 nlohmann::json result_json(const AppReport &rep, const TuneRun &run) {
   const SearchOutcome &o = *rep.outcome;
   const MeasureResult &best = *o.best_result;
@@ -121,6 +132,7 @@ nlohmann::json result_json(const AppReport &rep, const TuneRun &run) {
       {"relative_spread", best.timing.relative_spread},
       {"compile_seconds", best.compile_seconds},
       {"predicted_ms", o.best_cost_seconds * 1000},
+      {"calibration", calibration_json(o)},
       {"cpus", best.cpus},
       {"host", host_facts_to_json(best.host)},
       {"default", baseline_json(rep.default_result)},
@@ -330,13 +342,13 @@ Clock::time_point search_deadline(Clock::time_point start, double budget_seconds
 namespace {
 
 SearchContext context_for(const PreparedApp &app, CandidateMeasurer *measurer, uint64_t seed,
-                          const TuneSettings &settings) {
+                          const TuneSettings &settings,
+                          std::shared_ptr<const AnalyticCalibration> calibration) {
   SearchContext ctx;
   ctx.graph = app.graph;
   ctx.space = app.space.get();
-  ctx.cost_model = [graph = app.graph, machine = app.machine, &choice = settings.cost_model] {
-    return choice.make(graph, machine);
-  };
+  ctx.cost_model = [graph = app.graph, machine = app.machine, &choice = settings.cost_model,
+                    calibration] { return choice.make(graph, machine, calibration); };
   ctx.measurer = measurer;
   ctx.seed = seed;
   ctx.threads = settings.search_threads;
@@ -425,13 +437,26 @@ SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm,
                            BackendCandidateMeasurer &measurer, const TuneSettings &settings,
                            const std::function<void(const LoopProgress &)> &progress) {
   SearchOutcome out;
+  std::shared_ptr<AnalyticCalibration> calibration;
+  if (settings.calibrate && !settings.cost_model.learned()) {
+    calibration = std::make_shared<AnalyticCalibration>(
+        app.graph, app.machine, AnalyticModelOptions{}, settings.calibration);
+    measurer.on_measured([calibration](const ScheduleState &state, double seconds) {
+      calibration->add(state, seconds);
+    });
+  }
+  // The observer must not outlive this call: the measurer may measure more for its caller.
+  struct StopObserving {
+    BackendCandidateMeasurer &m;
+    ~StopObserving() { m.on_measured(nullptr); }
+  } stop_observing{measurer};
   measure_seeds(app, out, measurer, settings, start, deadline);
   for (uint64_t s = seed; out.seeds.empty() || Clock::now() < deadline; ++s) {
     std::unique_ptr<Search> search = make_search(algorithm);
     // Cost-only algorithms get no measurer, so each runs as its name says; their best is
     // measured here.
     SearchContext ctx =
-        context_for(app, search->needs_measurer() ? &measurer : nullptr, s, settings);
+        context_for(app, search->needs_measurer() ? &measurer : nullptr, s, settings, calibration);
     // Each run starts from the fastest schedule measured so far, seed or earlier run.
     if (out.best) ctx.start_points.push_back(*out.best);
     const double run_offset = seconds_between(start, Clock::now());
@@ -458,6 +483,10 @@ SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm,
     keep_if_faster(out, result->best, result->best_cost, measurer,
                    seconds_between(start, Clock::now()));
     report(std::nullopt);
+  }
+  if (calibration) {
+    out.calibration_samples = calibration->samples();
+    out.calibration_weights = calibration->weights();
   }
   return out;
 }
@@ -535,6 +564,9 @@ void add_tune_options(CLI::App *cmd, TuneArgs &a, TuneCommand which) {
                   "models' weights shipped for this machine class), or a weights file "
                   "(protuner train --out)")
       ->capture_default_str();
+  cmd->add_flag("--no-calibration", a.no_calibration,
+                "keep the analytic model's terms as they are, instead of fitting their weights "
+                "to each app's measurements as they come in");
   cmd->add_option("--dataset", a.dataset,
                   "append every measured candidate to this dataset file, training data for "
                   "`protuner train` (default: <out>/measurements.jsonl)");
@@ -555,6 +587,7 @@ std::string dataset_path(const TuneArgs &args) {
 TuneSettings with_cost_model(const TuneSettings &settings, const TuneArgs &args) {
   TuneSettings out = settings;
   out.cost_model = CostModelChoice(args.cost_model);
+  out.calibrate = out.calibrate && !args.no_calibration;
   if (out.cost_model.learned()) predict_on_the_calling_thread_only();
   return out;
 }

@@ -19,6 +19,7 @@
 #include "common/app.h"
 #include "common/suite.h"
 #include "measurer/measurement.h"
+#include "searcher/cost/analytic_calibration.h"
 #include "searcher/cost/learned/cost_model_choice.h"
 #include "searcher/cost/machine_model.h"
 #include "searcher/pipeline_graph.h"
@@ -75,6 +76,10 @@ struct TuneSettings {
   // The searches' cost model (one per search thread). The seeds stay ranked by the
   // analytic model (seeds_to_measure).
   CostModelChoice cost_model;
+  // Whether the analytic model's term weights are fitted to the app's measurements as
+  // they come in (searcher/cost/analytic_calibration.h); learned models are not.
+  bool calibrate = true;
+  CalibrationOptions calibration;
   // Without a terminal, a progress line is printed at most this often (with one, the
   // line is rewritten in place at every update).
   double plain_progress_interval_seconds = 15;
@@ -97,10 +102,12 @@ struct TuneArgs {
   // (coordinator/measurement_recorder.h); empty: <out_dir>/measurements.jsonl.
   std::string dataset;
   std::string cost_model = kDefaultCostModel;  // a CostModelChoice name or weights file
+  bool no_calibration = false;                 // TuneSettings::calibrate off
 };
 
-// `settings` with the cost model `args` names. Weights are read and checked here, so a
-// missing or wrong file is refused (IoError, ConfigError naming it) before any work.
+// `settings` with the cost model `args` names, and its calibration unless args say not.
+// Weights are read and checked here, so a missing or wrong file is refused (IoError,
+// ConfigError naming it) before any work.
 TuneSettings with_cost_model(const TuneSettings &settings, const TuneArgs &args);
 
 // Which command the options are for: `tune`; `local` (a required suite file, no single
@@ -160,6 +167,10 @@ struct SearchOutcome {
   std::vector<uint64_t> seeds;   // one per search run
   std::vector<TunePoint> trace;
   std::vector<std::string> errors;  // runs that threw, with why
+  // The analytic model's calibration at the end (TuneSettings::calibrate): the measured
+  // schedules it was fitted to (0 when not calibrated) and the term weights it came to.
+  size_t calibration_samples = 0;
+  AnalyticTerms calibration_weights = unit_term_weights();
 };
 
 // Measures the seed schedules (searcher/seed_schedules.h: the compute-root fallback, then
@@ -168,8 +179,9 @@ struct SearchOutcome {
 // seed_compile_share), then runs `algorithm` with seeds seed, seed+1, ... from `start`
 // until `deadline` (at least one run, even past it), measures each run's best complete
 // schedule through `measurer` when the search did not, and keeps the fastest measured, the
-// seed schedules included. Throws ConfigError for an unknown algorithm; a run that throws
-// is recorded in `errors` and ends the loop.
+// seed schedules included. With settings.calibrate and the analytic model, every schedule
+// measured successfully calibrates the model the later predictions use. Throws ConfigError
+// for an unknown algorithm; a run that throws is recorded in `errors` and ends the loop.
 SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm, uint64_t seed,
                            Clock::time_point start, Clock::time_point deadline,
                            BackendCandidateMeasurer &measurer, const TuneSettings &settings,

@@ -1,19 +1,52 @@
+// The analytic model (analytic_model.h): per stage, seconds by term.
 #include "searcher/cost/analytic_model.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "searcher/cost/analytic_calibration.h"
+
 namespace protuner {
 
 AnalyticModel::AnalyticModel(std::shared_ptr<const PipelineGraph> graph, MachineModel machine,
-                             AnalyticModelOptions options)
-    : featurizer_(std::move(graph), machine), options_(options) {}
+                             AnalyticModelOptions options,
+                             std::shared_ptr<const AnalyticCalibration> calibration)
+    : featurizer_(std::move(graph), machine),
+      options_(options),
+      calibration_(std::move(calibration)) {}
 
-namespace {
+const char *analytic_term_name(AnalyticTerm term) {
+  switch (term) {
+    case AnalyticTerm::kCompute:
+      return "compute";
+    case AnalyticTerm::kCacheTraffic:
+      return "cache_traffic";
+    case AnalyticTerm::kMemoryTraffic:
+      return "memory_traffic";
+    case AnalyticTerm::kParallelOverhead:
+      return "parallel_overhead";
+    case AnalyticTerm::kAllocation:
+      return "allocation";
+    case AnalyticTerm::kPageFaults:
+      return "page_faults";
+    case AnalyticTerm::kCount:
+      break;
+  }
+  return "?";
+}
 
-double stage_cost(const StageFeatures &s, const MachineModel &m, const AnalyticModelOptions &o) {
+AnalyticTerms unit_term_weights() {
+  AnalyticTerms w;
+  w.fill(1.0);
+  return w;
+}
+
+AnalyticTerms analytic_stage_terms(const StageFeatures &s, const MachineModel &m,
+                                   const AnalyticModelOptions &o) {
   using F = ScheduledFeature;
-  if (s[F::decided] == 0 || s[F::inlined] != 0) return 0;
+  AnalyticTerms t{};
+  auto add = [&](AnalyticTerm k, double seconds) { t[static_cast<int>(k)] += seconds; };
+  if (s[F::decided] == 0 || s[F::inlined] != 0) return t;
 
   // Compute: arithmetic, loads and loop overhead, in core cycles.
   const double total = s[F::points_total];
@@ -45,48 +78,78 @@ double stage_cost(const StageFeatures &s, const MachineModel &m, const AnalyticM
   const double cache_cycles = std::max(l1_misses, 0.0) / m.l2_bytes_per_cycle +
                               std::max(l2_misses, 0.0) / m.l3_bytes_per_cycle;
 
-  // Parallelism: tasks run in rounds over the cores; the slowest round decides.
+  // Parallelism: tasks run in rounds over the cores; the slowest round decides. A core is
+  // busy for whichever of its instructions and its cache traffic takes longer.
   const double tasks = std::max(1.0f, s[F::outer_parallelism]);
   const double speedup = tasks / std::ceil(tasks / m.cores);
-  double seconds = std::max(cycles, cache_cycles) / m.clock_hz / speedup;
+  add(cycles >= cache_cycles ? AnalyticTerm::kCompute : AnalyticTerm::kCacheTraffic,
+      std::max(cycles, cache_cycles) / m.clock_hz / speedup);
   const double dram_share = speedup > 1 ? 1.0 : o.single_core_dram_share;
-  seconds += s[F::traffic_beyond_l3] / (m.dram_bytes_per_second * dram_share);
+  add(AnalyticTerm::kMemoryTraffic,
+      s[F::traffic_beyond_l3] / (m.dram_bytes_per_second * dram_share));
 
   // Overheads.
-  seconds += s[F::parallel_launches] *
-             (o.parallel_launch_seconds + s[F::parallel_tasks] * o.parallel_task_seconds);
+  add(AnalyticTerm::kParallelOverhead,
+      s[F::parallel_launches] *
+          (o.parallel_launch_seconds + s[F::parallel_tasks] * o.parallel_task_seconds));
   if (s[F::alloc_bytes] > o.stack_allocation_max_bytes) {
-    seconds += s[F::realizations] * o.allocation_seconds;
+    add(AnalyticTerm::kAllocation, s[F::realizations] * o.allocation_seconds);
     if (s[F::alloc_bytes] >= o.page_fault_min_bytes) {
-      seconds += s[F::alloc_bytes_total] * o.page_fault_seconds_per_byte;
+      add(AnalyticTerm::kPageFaults, s[F::alloc_bytes_total] * o.page_fault_seconds_per_byte);
     }
   }
-  return seconds;
+  return t;
 }
 
-}  // namespace
+AnalyticTerms analytic_terms(const PipelineFeatures &features, const MachineModel &machine,
+                             const AnalyticModelOptions &options) {
+  AnalyticTerms sum{};
+  for (const StageFeatures &s : features.stages) {
+    const AnalyticTerms t = analytic_stage_terms(s, machine, options);
+    for (int k = 0; k < kNumAnalyticTerms; ++k) sum[k] += t[k];
+  }
+  return sum;
+}
+
+double weighed_seconds(const AnalyticTerms &terms, const AnalyticTerms &weights) {
+  double seconds = 0;
+  for (int k = 0; k < kNumAnalyticTerms; ++k) seconds += weights[k] * terms[k];
+  return seconds;
+}
 
 std::vector<double> analytic_stage_costs(const PipelineFeatures &features,
                                          const MachineModel &machine,
                                          const AnalyticModelOptions &options) {
   std::vector<double> out;
   out.reserve(features.stages.size());
-  for (const StageFeatures &s : features.stages) out.push_back(stage_cost(s, machine, options));
+  const AnalyticTerms unit = unit_term_weights();
+  for (const StageFeatures &s : features.stages) {
+    out.push_back(weighed_seconds(analytic_stage_terms(s, machine, options), unit));
+  }
   return out;
 }
 
+AnalyticTerms AnalyticModel::weights() const {
+  return calibration_ ? calibration_->weights() : unit_term_weights();
+}
+
 std::vector<double> AnalyticModel::stage_costs(const PipelineFeatures &features) const {
-  return analytic_stage_costs(features, featurizer_.machine(), options_);
+  const AnalyticTerms w = weights();
+  std::vector<double> out;
+  out.reserve(features.stages.size());
+  for (const StageFeatures &s : features.stages) {
+    out.push_back(weighed_seconds(analytic_stage_terms(s, featurizer_.machine(), options_), w));
+  }
+  return out;
 }
 
 std::vector<double> AnalyticModel::predict(const std::vector<const ScheduleState *> &batch) {
+  const AnalyticTerms w = weights();  // one set of weights for the whole batch
   std::vector<double> out;
   out.reserve(batch.size());
   for (const ScheduleState *state : batch) {
-    const std::vector<double> costs = stage_costs(featurizer_.featurize(*state, cache_));
-    double total = 0;
-    for (double c : costs) total += c;
-    out.push_back(total);
+    const PipelineFeatures &features = featurizer_.featurize(*state, cache_);
+    out.push_back(weighed_seconds(analytic_terms(features, featurizer_.machine(), options_), w));
   }
   return out;
 }

@@ -3,11 +3,13 @@
 // (traffic beyond each cache level from the featurizer's reuse model, at that level's
 // bandwidth), parallel speed-up limited by load imbalance, and the overheads of starting
 // parallel loops, producing Funcs inside loops, and allocating. It reads only the features
-// (featurizer.h), so it memoizes like them.
+// (featurizer.h), so it memoizes like them. Its time is kept by term (AnalyticTerm), so an
+// app's own measurements can reweigh the terms during tuning (analytic_calibration.h).
 //
 // Not thread-safe (it owns a FeatureCache): one instance per search thread.
 #pragma once
 
+#include <array>
 #include <memory>
 
 #include "searcher/cost/cost_model.h"
@@ -49,28 +51,62 @@ struct AnalyticModelOptions {
   double page_fault_seconds_per_byte = 1.5e-6 / 4096;
 };
 
-// Seconds per stage node of already featurized schedules (`features` computed for
-// `machine`): what AnalyticModel predicts, for evaluating the model on a dataset.
+// What a stage's predicted time is spent on. A stage's time is the sum of its terms; a
+// calibration (analytic_calibration.h) weighs each term by an app's own measurements.
+enum class AnalyticTerm : int {
+  kCompute,           // instructions, where they take longer than the cache traffic
+  kCacheTraffic,      // L2 and L3 fills, where they take longer than the instructions
+  kMemoryTraffic,     // DRAM traffic
+  kParallelOverhead,  // starting parallel loops and their tasks
+  kAllocation,        // heap allocations inside loops
+  kPageFaults,        // first touches of allocations mapped afresh
+  kCount
+};
+constexpr int kNumAnalyticTerms = static_cast<int>(AnalyticTerm::kCount);
+using AnalyticTerms = std::array<double, kNumAnalyticTerms>;
+const char *analytic_term_name(AnalyticTerm term);
+// Every weight 1: the model as it stands.
+AnalyticTerms unit_term_weights();
+
+// Seconds per term of one stage node of an already featurized schedule (`features`
+// computed for `machine`).
+AnalyticTerms analytic_stage_terms(const StageFeatures &stage, const MachineModel &machine,
+                                   const AnalyticModelOptions &options = {});
+// The same summed over every stage of a schedule.
+AnalyticTerms analytic_terms(const PipelineFeatures &features, const MachineModel &machine,
+                             const AnalyticModelOptions &options = {});
+// The seconds `terms` come to under `weights`.
+double weighed_seconds(const AnalyticTerms &terms, const AnalyticTerms &weights);
+// Seconds per stage node of already featurized schedules: what AnalyticModel predicts
+// uncalibrated, for evaluating the model on a dataset.
 std::vector<double> analytic_stage_costs(const PipelineFeatures &features,
                                          const MachineModel &machine,
                                          const AnalyticModelOptions &options = {});
 
+class AnalyticCalibration;
+
 class AnalyticModel : public CostModel {
  public:
+  // With a calibration, each prediction weighs the terms by its current weights (which
+  // change as the app's measurements come in); without one, every weight is 1.
   AnalyticModel(std::shared_ptr<const PipelineGraph> graph, MachineModel machine = {},
-                AnalyticModelOptions options = {});
+                AnalyticModelOptions options = {},
+                std::shared_ptr<const AnalyticCalibration> calibration = nullptr);
 
   std::vector<double> predict(const std::vector<const ScheduleState *> &batch) override;
   std::string name() const override { return "analytic"; }
 
-  // Seconds per stage node (PipelineFeatures order) of one featurized state.
+  // Seconds per stage node (PipelineFeatures order) of one featurized state, calibrated.
   std::vector<double> stage_costs(const PipelineFeatures &features) const;
   const Featurizer &featurizer() const { return featurizer_; }
 
  private:
+  AnalyticTerms weights() const;
+
   Featurizer featurizer_;
   FeatureCache cache_;
   AnalyticModelOptions options_;
+  std::shared_ptr<const AnalyticCalibration> calibration_;
 };
 
 }  // namespace protuner

@@ -20,16 +20,17 @@
 #include "common/errors.h"
 #include "measurer/isolated_measurer.h"
 #include "searcher/apply_schedule.h"
+#include "searcher/cost/analytic_calibration.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/cost/learned/learned_network.h"
 #include "searcher/pipeline_graph.h"
 #include "searcher/plugin/halide_schedule_file.h"
 #include "searcher/plugin/plugin_settings.h"
 #include "searcher/schedule_json.h"
-#include "searcher/seed_schedules.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/search_registry.h"
 #include "searcher/search_space.h"
+#include "searcher/seed_schedules.h"
 
 namespace protuner {
 namespace {
@@ -117,11 +118,20 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
     measurer = std::make_unique<PluginMeasurer>(settings, target);
   }
 
+  // A measuring search calibrates the analytic model on its measurements, as `protuner
+  // tune` does (analytic_calibration.h).
+  std::shared_ptr<AnalyticCalibration> calibration;
+  if (measurer && !settings.cost_model.learned()) {
+    calibration = std::make_shared<AnalyticCalibration>(graph, machine);
+    measurer->candidates.on_measured([calibration](const ScheduleState &state, double seconds) {
+      calibration->add(state, seconds);
+    });
+  }
   SearchContext ctx;
   ctx.graph = graph;
   ctx.space = &space;
-  ctx.cost_model = [graph, machine, &choice = settings.cost_model] {
-    return choice.make(graph, machine);
+  ctx.cost_model = [graph, machine, &choice = settings.cost_model, calibration] {
+    return choice.make(graph, machine, calibration);
   };
   ctx.measurer = measurer ? &measurer->candidates : nullptr;
   ctx.seed = settings.seed;
@@ -171,6 +181,8 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
             << " cost-model evaluations, " << found.measurements << " measurements in "
             << took.count() << " s; best predicted " << found.best_cost * 1e3 << " ms";
   if (search_seconds) std::cerr << ", measured " << *search_seconds * 1e3 << " ms";
+  if (calibration)
+    std::cerr << "; model calibrated on " << calibration->samples() << " measurements";
   if (best_seed) {
     std::cerr << "; best seed measured " << best_seed_seconds * 1e3 << " ms"
               << (seed_wins ? " (kept)" : "");

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -49,12 +50,20 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
   // The remembered result for a schedule's JSON text, if it was measured.
   std::optional<MeasureResult> result_for(const std::string &schedule_json) const;
 
+  // Called once per schedule that measured successfully, with its runtime in seconds
+  // (tune calibrates the cost model with it): not for repeats, nor for failures. Called
+  // from the measuring thread, after the measurement's lock is released. Set it before
+  // measuring.
+  using MeasuredObserver = std::function<void(const ScheduleState &, double seconds)>;
+  void on_measured(MeasuredObserver observer) { observer_ = std::move(observer); }
+
   const AppSpec &app() const { return app_; }
   // The settings candidates are measured with (measure_allowing_compile aside).
   const MeasureSettings &settings() const { return settings_; }
 
  private:
-  std::optional<double> measure_one(const std::string &schedule_json);
+  // The runtime of `state`, remembered or measured; tells the observer of a new success.
+  std::optional<double> measure_one(const ScheduleState &state);
   // Sends one request (mutex_ held) and remembers its result.
   const MeasureResult &request(const std::string &schedule_json, const MeasureSettings &settings);
 
@@ -65,6 +74,7 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
   mutable std::mutex mutex_;
   std::map<std::string, MeasureResult> results_;  // by schedule JSON text
   int64_t measurements_ = 0;                      // requests sent (repeats excluded)
+  MeasuredObserver observer_;
 };
 
 }  // namespace protuner

@@ -3,11 +3,13 @@
 // when a search loses to an expert schedule, this tells whether the model ranks the expert
 // schedule worse (a model problem) or the search never reached it (a search problem).
 // Prints one row per search, per seed schedule tuning starts from (the compute-root
-// fallback, the strip and the register-blocked seeds) and per file, and writes the searches' and seeds' schedules
-// to --out so `protuner measure --schedule` can time them.
+// fallback, the strip and the register-blocked seeds) and per file, and writes the searches' and
+// seeds' schedules to --out so `protuner measure --schedule` can time them.
 //
 // Usage: search_probe APP [--algorithms beam,greedy,mcts_1s] [--seconds 20] [--seed 1]
-//                         [--out DIR] [--schedule FILE]...
+//                         [--out DIR] [--schedule FILE]... [--features NAME,...]
+// --features prints, per file, those scheduled features (featurizer.h names) of each stage:
+// where the model's time for a stage comes from, to set beside a profile of the schedule.
 // APP is a suite app name (library libprotuner_app_APP.so in the build's lib/).
 #include <Halide.h>
 
@@ -58,7 +60,7 @@ int main(int argc, char **argv) {
   }
   const std::string app = argv[1];
   std::vector<std::string> algorithms = {"beam", "greedy", "mcts_1s"};
-  std::vector<std::string> files;
+  std::vector<std::string> files, feature_names;
   double seconds = 20;
   uint64_t seed = 1;
   std::string out_dir = "search-probe-out";
@@ -74,6 +76,8 @@ int main(int argc, char **argv) {
       out_dir = value;
     } else if (flag == "--schedule") {
       files.push_back(value);
+    } else if (flag == "--features") {
+      feature_names = split(value);
     } else {
       std::cerr << "unknown flag " << flag << "\n";
       return 2;
@@ -161,6 +165,30 @@ int main(int argc, char **argv) {
       }
       std::cout << "\n";
       stages.print(std::cout);
+      // The chosen features of each stage, per file.
+      std::vector<ScheduledFeature> chosen;
+      for (const std::string &name : feature_names) {
+        int k = 0;
+        while (k < kNumScheduledFeatures &&
+               name != feature_info(static_cast<ScheduledFeature>(k)).name) {
+          ++k;
+        }
+        if (k == kNumScheduledFeatures) throw std::runtime_error("no scheduled feature " + name);
+        chosen.push_back(static_cast<ScheduledFeature>(k));
+      }
+      for (size_t i = 0; i < files.size() && !chosen.empty(); ++i) {
+        std::vector<std::string> columns = {"stage"};
+        columns.insert(columns.end(), feature_names.begin(), feature_names.end());
+        TextTable table_of_features(columns);
+        for (const StageFeatures &sf : features[i].stages) {
+          std::vector<std::string> row = {stable_func_name(graph->funcs[sf.func].name) + "." +
+                                          std::to_string(sf.stage)};
+          for (ScheduledFeature f : chosen) row.push_back(format_fixed(sf[f], 3));
+          table_of_features.add_row(row);
+        }
+        std::cout << "\n" << files[i] << ":\n";
+        table_of_features.print(std::cout);
+      }
     }
     // The loop nest Halide makes of each file's schedule, on stderr as Halide prints it, and
     // the schedule's Halide source (to set beside an autoscheduler's); after them the app's

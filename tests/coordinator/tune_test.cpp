@@ -105,6 +105,57 @@ TEST(BackendCandidateMeasurer, AFailedCandidateIsNulloptAndIsNotSentAgain) {
   EXPECT_EQ(m.result_for(schedule_to_json(states[0]))->status, MeasureStatus::kTimeout);
 }
 
+// The observer (tune's calibration) hears of each schedule that measured successfully,
+// once: not of repeats, nor of failures.
+TEST(BackendCandidateMeasurer, TellsItsObserverOfEachNewSuccessOnce) {
+  const auto states = random_states(3);
+  FakeBackend backend;
+  backend.ok_before_failing = 2;
+  backend.fail_with = MeasureStatus::kCompileError;
+  BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
+  std::vector<std::pair<std::string, double>> heard;
+  m.on_measured([&](const ScheduleState &s, double seconds) {
+    heard.emplace_back(schedule_to_json(s), seconds);
+  });
+  m.measure({&states[0], &states[1], &states[0]});
+  m.measure_allowing_compile(states[1], 300);  // remembered: no new measurement
+  m.measure({&states[2]});                     // fails
+  ASSERT_EQ(heard.size(), 2u);
+  EXPECT_EQ(heard[0].first, schedule_to_json(states[0]));
+  EXPECT_DOUBLE_EQ(heard[0].second, 0.003);
+  EXPECT_EQ(heard[1].first, schedule_to_json(states[1]));
+  EXPECT_DOUBLE_EQ(heard[1].second, 0.004);
+}
+
+// Every schedule measured successfully, seeds and search candidates, calibrates the
+// analytic model; with calibration off, or a learned model, nothing does.
+TEST(SearchUntil, CalibratesTheAnalyticModelOnEveryScheduleItMeasures) {
+  const PreparedApp app = prepare_app(kBlurApp, 2);
+  for (const bool calibrate : {true, false}) {
+    FakeBackend backend;
+    BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
+    TuneSettings settings;
+    settings.calibrate = calibrate;
+    settings.calibration.min_samples = 2;  // fit from the second measurement on
+    const Clock::time_point now = Clock::now();
+    const SearchOutcome o = search_until(app, "random", 1, now, now + std::chrono::seconds(2), m,
+                                         settings, [](const LoopProgress &) {});
+    ASSERT_GE(m.measurements(), 2);
+    if (!calibrate) {
+      EXPECT_EQ(o.calibration_samples, 0u);
+      EXPECT_EQ(o.calibration_weights, unit_term_weights());
+      continue;
+    }
+    EXPECT_EQ(o.calibration_samples, static_cast<size_t>(m.measurements()));
+    // The fake's runtimes (3, 4, 5, ... ms) are nothing like the model's: weights moved.
+    EXPECT_NE(o.calibration_weights, unit_term_weights());
+  }
+  TuneArgs args;
+  args.no_calibration = true;
+  EXPECT_FALSE(with_cost_model(TuneSettings{}, args).calibrate);
+  EXPECT_TRUE(with_cost_model(TuneSettings{}, TuneArgs{}).calibrate);
+}
+
 // Every search candidate overrunning its compile limit (resnet50 at a 3-minute budget)
 // leaves the app with the fallback, measured first, not with nothing.
 TEST(SearchUntil, KeepsTheFallbackWhenEveryCandidateFails) {
@@ -380,6 +431,11 @@ TEST_F(TuneCli, WritesTheScheduleItsResultAndTraceAndTheScheduleMeasuresAgain) {
     best_recorded |= s.min_ms == result.at("runtime_ms").get<double>();
   }
   EXPECT_TRUE(best_recorded);
+  // The analytic model was calibrated on exactly the measurements recorded.
+  ASSERT_TRUE(result.at("calibration").is_object()) << result.dump(2);
+  EXPECT_EQ(result.at("calibration").at("samples").get<size_t>(), samples.size());
+  EXPECT_EQ(result.at("calibration").at("term_weights").size(),
+            static_cast<size_t>(kNumAnalyticTerms));
 }
 
 TEST(RecordingBackend, RecordsOkMeasurementsOfProtunerSchedulesOnly) {
@@ -502,32 +558,46 @@ TEST_F(TuneCli, AnAppThatCannotBeTunedIsReportedAndExitsOne) {
   EXPECT_NE(r.output.find("failed"), std::string::npos) << r.output;
 }
 
-// `protuner evaluate --model analytic` on recorded samples whose runtimes order the
-// schedules as the analytic model does (ranking 100%) or the reverse way (0%).
-TEST_F(TuneCli, EvaluatesTheAnalyticModelWithoutWeights) {
-  // Five schedules the model tells apart (a pair it predicts equal has no order to get right).
-  std::vector<ScheduleState> states;
-  std::vector<double> predicted;
-  for (const ScheduleState &s : random_states(20)) {
+// The first `count` of `tries` random schedules of test_blur that the analytic model tells
+// apart (a pair it predicts equal has no order to get right), and its predictions.
+void distinctly_predicted(size_t count, int tries, std::vector<ScheduleState> &states,
+                          std::vector<double> &predicted) {
+  for (const ScheduleState &s : random_states(tries)) {
     const double p = AnalyticModel(s.graph_ptr()).predict({&s})[0];
-    if (states.size() < 5 && std::find(predicted.begin(), predicted.end(), p) == predicted.end()) {
+    if (states.size() < count &&
+        std::find(predicted.begin(), predicted.end(), p) == predicted.end()) {
       states.push_back(s);
       predicted.push_back(p);
     }
   }
+}
+
+// A dataset at `path` of `states` measured, state i at ms[i] milliseconds.
+void write_measured(const std::string &path, const std::vector<ScheduleState> &states,
+                    const std::vector<double> &ms) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  DatasetWriter writer(path);
+  for (size_t i = 0; i < states.size(); ++i) {
+    MeasureResult r;
+    r.status = MeasureStatus::kOk;
+    r.timing.samples_ms = {ms[i], ms[i] * 1.01};
+    r.timing.min_ms = r.timing.median_ms = ms[i];
+    writer.append(sample_of("blurry", kBlurApp, schedule_to_json(states[i]), r, host_target()));
+  }
+}
+
+// `protuner evaluate --model analytic` on recorded samples whose runtimes order the
+// schedules as the analytic model does (ranking 100%) or the reverse way (0%).
+TEST_F(TuneCli, EvaluatesTheAnalyticModelWithoutWeights) {
+  std::vector<ScheduleState> states;
+  std::vector<double> predicted;
+  distinctly_predicted(5, 20, states, predicted);
   ASSERT_EQ(states.size(), 5u);
   for (const bool agree : {true, false}) {
     const std::string path = temp_dir() + (agree ? "/agree.jsonl" : "/disagree.jsonl");
-    std::filesystem::create_directories(temp_dir());
-    DatasetWriter writer(path);
-    for (size_t i = 0; i < states.size(); ++i) {
-      MeasureResult r;
-      r.status = MeasureStatus::kOk;
-      const double ms = agree ? predicted[i] * 1000 : 1.0 / predicted[i];
-      r.timing.samples_ms = {ms, ms * 1.01};
-      r.timing.min_ms = r.timing.median_ms = ms;
-      writer.append(sample_of("blurry", kBlurApp, schedule_to_json(states[i]), r, host_target()));
-    }
+    std::vector<double> ms;
+    for (double p : predicted) ms.push_back(agree ? p * 1000 : 1.0 / p);
+    write_measured(path, states, ms);
     const std::string csv = path + ".csv";
     const CommandResult e = testing::run_command(std::string(PROTUNER_CLI) +
                                                  " evaluate --model analytic --json --data " +
@@ -546,8 +616,7 @@ TEST_F(TuneCli, EvaluatesTheAnalyticModelWithoutWeights) {
       ASSERT_EQ(f.size(), 5u) << row;
       EXPECT_EQ(f[0], std::to_string(i));
       EXPECT_EQ(f[2], "blurry");
-      const double ms = agree ? predicted[i] * 1000 : 1.0 / predicted[i];
-      EXPECT_NEAR(std::stod(f[3]), ms, 1e-6 + 1e-6 * ms) << row;
+      EXPECT_NEAR(std::stod(f[3]), ms[i], 1e-6 + 1e-6 * ms[i]) << row;
       EXPECT_NEAR(std::stod(f[4]), predicted[i] * 1000, 1e-6 + 1e-6 * predicted[i] * 1000) << row;
     }
     const auto j = nlohmann::json::parse(e.output.substr(e.output.find('{')));
@@ -563,6 +632,42 @@ TEST_F(TuneCli, EvaluatesTheAnalyticModelWithoutWeights) {
   EXPECT_NE(neither.output.find("--weights FILE (a learned model) or --model analytic"),
             std::string::npos)
       << neither.output;
+}
+
+// `protuner evaluate --model analytic --calibrate-on 8`: schedules measured exactly twice
+// as slow as predicted. Fitted to each pipeline's first 8, the model predicts the other 4
+// nearly right, where uncalibrated it is off by half; both rank them right.
+TEST_F(TuneCli, EvaluatesTheAnalyticModelCalibratedOnEachPipelinesFirstSamples) {
+  std::vector<ScheduleState> states;
+  std::vector<double> predicted;
+  distinctly_predicted(12, 60, states, predicted);
+  ASSERT_EQ(states.size(), 12u);
+  const std::string path = temp_dir() + "/twice.jsonl";
+  std::vector<double> ms;
+  for (double p : predicted) ms.push_back(2 * p * 1000);
+  write_measured(path, states, ms);
+  const std::string cli = std::string(PROTUNER_CLI) + " evaluate --model analytic --data " + path;
+  const CommandResult e = testing::run_command(cli + " --json --calibrate-on 8");
+  ASSERT_EQ(e.exit_code, 0) << e.output;
+  const auto j = nlohmann::json::parse(e.output.substr(e.output.find('{')));
+  EXPECT_EQ(j.at("mode"), "calibrated");
+  EXPECT_EQ(j.at("calibrate_on"), 8);
+  const auto &calibrated = j.at("overall"), &plain = j.at("uncalibrated").at("overall");
+  EXPECT_EQ(calibrated.at("samples"), 4);
+  EXPECT_EQ(plain.at("samples"), 4);
+  EXPECT_LT(calibrated.at("mape").get<double>() * 5, plain.at("mape").get<double>()) << e.output;
+  EXPECT_DOUBLE_EQ(calibrated.at("ranking_accuracy").get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(plain.at("ranking_accuracy").get<double>(), 1.0);
+
+  const CommandResult too_many = testing::run_command(cli + " --calibrate-on 12");
+  EXPECT_EQ(too_many.exit_code, 2) << too_many.output;
+  EXPECT_NE(too_many.output.find("leaves no sample to evaluate"), std::string::npos)
+      << too_many.output;
+  const CommandResult learned = testing::run_command(
+      std::string(PROTUNER_CLI) + " evaluate --weights /nope --data " + path + " --calibrate-on 8");
+  EXPECT_EQ(learned.exit_code, 2) << learned.output;
+  EXPECT_NE(learned.output.find("--calibrate-on is for --model analytic"), std::string::npos)
+      << learned.output;
 }
 
 TEST(TuneSettings, CandidatesCompileForAShareOfTheBudgetWithinLimits) {

@@ -25,9 +25,13 @@ CostModelChoice::CostModelChoice(std::string choice) : name_(std::move(choice)) 
   LearnedNetwork::load_bytes(weights_, source_);  // refuses bad weights now, not per thread
 }
 
-std::unique_ptr<CostModel> CostModelChoice::make(std::shared_ptr<const PipelineGraph> graph,
-                                                 const MachineModel &machine) const {
-  if (!learned()) return std::make_unique<AnalyticModel>(std::move(graph), machine);
+std::unique_ptr<CostModel> CostModelChoice::make(
+    std::shared_ptr<const PipelineGraph> graph, const MachineModel &machine,
+    std::shared_ptr<const AnalyticCalibration> calibration) const {
+  if (!learned()) {
+    return std::make_unique<AnalyticModel>(std::move(graph), machine, AnalyticModelOptions{},
+                                           std::move(calibration));
+  }
   return learned_cost_model(
       std::make_shared<LearnedNetwork>(LearnedNetwork::load_bytes(weights_, source_)),
       std::move(graph), machine);

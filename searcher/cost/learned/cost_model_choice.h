@@ -18,6 +18,8 @@
 
 namespace protuner {
 
+class AnalyticCalibration;
+
 // What searches use when nothing is chosen: docs/RESULTS.md has the runs that chose it.
 inline const char *kDefaultCostModel = "analytic";
 
@@ -32,9 +34,11 @@ class CostModelChoice {
   const std::string &name() const { return name_; }
   bool learned() const { return !weights_.empty(); }
 
-  // A new model of the chosen kind for `graph`.
-  std::unique_ptr<CostModel> make(std::shared_ptr<const PipelineGraph> graph,
-                                  const MachineModel &machine) const;
+  // A new model of the chosen kind for `graph`. The analytic model weighs its terms by
+  // `calibration` when given (analytic_calibration.h); the learned models ignore it.
+  std::unique_ptr<CostModel> make(
+      std::shared_ptr<const PipelineGraph> graph, const MachineModel &machine,
+      std::shared_ptr<const AnalyticCalibration> calibration = nullptr) const;
 
  private:
   std::string name_;
