@@ -30,33 +30,28 @@ std::vector<std::optional<double>> BackendCandidateMeasurer::measure(
     const std::vector<const ScheduleState *> &batch) {
   std::vector<std::optional<double>> out;
   out.reserve(batch.size());
-  for (const ScheduleState *state : batch) out.push_back(measure_one(*state));
+  for (const ScheduleState *state : batch) out.push_back(measure_one(*state, settings_, false));
   return out;
-}
-
-std::optional<double> BackendCandidateMeasurer::measure_one(const ScheduleState &state) {
-  const std::string json = schedule_to_json(state);
-  std::optional<double> seconds;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = results_.find(json);
-    if (it != results_.end()) return seconds_of(it->second);
-    seconds = seconds_of(request(json, settings_));
-  }
-  if (seconds && observer_) observer_(state, *seconds);
-  return seconds;
 }
 
 std::optional<double> BackendCandidateMeasurer::measure_allowing_compile(
     const ScheduleState &state, double compile_timeout_seconds) {
+  MeasureSettings settings = settings_;
+  settings.compile_timeout_seconds = compile_timeout_seconds;
+  return measure_one(state, settings, true);
+}
+
+std::optional<double> BackendCandidateMeasurer::measure_one(const ScheduleState &state,
+                                                            const MeasureSettings &settings,
+                                                            bool retry_failure) {
   const std::string json = schedule_to_json(state);
   std::optional<double> seconds;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = results_.find(json);
-    if (it != results_.end() && it->second.ok()) return seconds_of(it->second);
-    MeasureSettings settings = settings_;
-    settings.compile_timeout_seconds = compile_timeout_seconds;
+    if (it != results_.end() && (it->second.ok() || !retry_failure)) {
+      return seconds_of(it->second);
+    }
     seconds = seconds_of(request(json, settings));
   }
   if (seconds && observer_) observer_(state, *seconds);

@@ -62,8 +62,10 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
   const MeasureSettings &settings() const { return settings_; }
 
  private:
-  // The runtime of `state`, remembered or measured; tells the observer of a new success.
-  std::optional<double> measure_one(const ScheduleState &state);
+  // The runtime of `state`: remembered (a remembered failure too, unless `retry_failure`),
+  // else measured with `settings`; tells the observer of a new success.
+  std::optional<double> measure_one(const ScheduleState &state, const MeasureSettings &settings,
+                                    bool retry_failure);
   // Sends one request (mutex_ held) and remembers its result.
   const MeasureResult &request(const std::string &schedule_json, const MeasureSettings &settings);
 
