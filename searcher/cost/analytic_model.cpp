@@ -119,12 +119,12 @@ double weighed_seconds(const AnalyticTerms &terms, const AnalyticTerms &weights)
 
 std::vector<double> analytic_stage_costs(const PipelineFeatures &features,
                                          const MachineModel &machine,
-                                         const AnalyticModelOptions &options) {
+                                         const AnalyticModelOptions &options,
+                                         const AnalyticTerms &weights) {
   std::vector<double> out;
   out.reserve(features.stages.size());
-  const AnalyticTerms unit = unit_term_weights();
   for (const StageFeatures &s : features.stages) {
-    out.push_back(weighed_seconds(analytic_stage_terms(s, machine, options), unit));
+    out.push_back(weighed_seconds(analytic_stage_terms(s, machine, options), weights));
   }
   return out;
 }
@@ -134,13 +134,7 @@ AnalyticTerms AnalyticModel::weights() const {
 }
 
 std::vector<double> AnalyticModel::stage_costs(const PipelineFeatures &features) const {
-  const AnalyticTerms w = weights();
-  std::vector<double> out;
-  out.reserve(features.stages.size());
-  for (const StageFeatures &s : features.stages) {
-    out.push_back(weighed_seconds(analytic_stage_terms(s, featurizer_.machine(), options_), w));
-  }
-  return out;
+  return analytic_stage_costs(features, featurizer_.machine(), options_, weights());
 }
 
 std::vector<double> AnalyticModel::predict(const std::vector<const ScheduleState *> &batch) {

@@ -77,11 +77,12 @@ AnalyticTerms analytic_terms(const PipelineFeatures &features, const MachineMode
                              const AnalyticModelOptions &options = {});
 // The seconds `terms` come to under `weights`.
 double weighed_seconds(const AnalyticTerms &terms, const AnalyticTerms &weights);
-// Seconds per stage node of already featurized schedules: what AnalyticModel predicts
-// uncalibrated, for evaluating the model on a dataset.
+// Seconds per stage node of already featurized schedules, under term `weights`: what
+// AnalyticModel predicts (uncalibrated by default, for evaluating the model on a dataset).
 std::vector<double> analytic_stage_costs(const PipelineFeatures &features,
                                          const MachineModel &machine,
-                                         const AnalyticModelOptions &options = {});
+                                         const AnalyticModelOptions &options = {},
+                                         const AnalyticTerms &weights = unit_term_weights());
 
 class AnalyticCalibration;
 
