@@ -182,29 +182,6 @@ bool is_inlined(const ScheduleState &state, int f) {
 // The caches: L1, L2, L3.
 constexpr int kCacheLevels = 3;
 
-// The first cache level (1: L1, 2: L2, 3: L3) whose usable share holds one allocation of
-// Func p, so that its values stay there between their production and their use; 0 when
-// none does, for input buffers, and while p is undecided (its storage is not known yet:
-// read from memory). L1 and L2 are per core, but L3 is shared: an allocation inside a
-// parallel loop exists once per core at a time, and all of them must fit. (nl_means'
-// patch distances, 15 MB per strip of a parallel loop, fit half of the 32 MB L3 once but
-// not twice: predicted 21 ms as if resident, they ran 80.)
-int resident_level(const ScheduleState &state, const MachineModel &m, int p) {
-  if (p < 0 || p >= state.num_decided() || is_inlined(state, p)) return 0;
-  const double bytes =
-      box_points(state.bounds(p).store_region) * value_bytes(state.graph().funcs[p]);
-  const FuncDecision &d = state.decision(p);
-  const double copies = d.placement == Placement::kAt && state.inside_parallel_loop(d.store_at)
-                            ? static_cast<double>(m.cores)
-                            : 1.0;
-  const int64_t caches[kCacheLevels] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
-  for (int k = 0; k < kCacheLevels; ++k) {
-    const double held = k == kCacheLevels - 1 ? bytes * copies : bytes;
-    if (held <= static_cast<double>(caches[k]) * kUsableCacheFraction) return k + 1;
-  }
-  return 0;
-}
-
 // Reads of a stage after folding in every inlined producer, with the arithmetic and the
 // number of inlined calls that folding adds (per point of the stage).
 struct Folded {
@@ -353,6 +330,85 @@ double written_bytes(const StageNode &stage, const Region &box, int bytes) {
   return n;
 }
 
+// Bytes of one allocation of Func p.
+double allocation_bytes(const ScheduleState &state, int p) {
+  return box_points(state.bounds(p).store_region) * value_bytes(state.graph().funcs[p]);
+}
+
+// Bytes that pass through the caches between the first value of one production of Func p
+// and its last: its allocation, and what its stages read of other Funcs and inputs (of a
+// producer stored inside the production, at most that producer's allocation, which every
+// tile reuses). A consumer reading p after the production finds p's first values only if
+// all of this fits: harris' gray at root, 16 MB of its own written while 47 MB of input
+// streams in, is read back from memory (5.9 ms, against 2.6 in strips of the output).
+double production_bytes(const ScheduleState &state, const MachineModel &m, int p) {
+  const PipelineGraph &g = state.graph();
+  const FuncNode &node = g.funcs[p];
+  const FuncBounds &b = state.bounds(p);
+  double bytes = allocation_bytes(state, p);
+  std::vector<std::unique_ptr<Folded>> memo(g.funcs.size());
+  for (size_t s = 0; s < node.stages.size(); ++s) {
+    Folded folded;
+    fold(state, p, static_cast<int>(s), node.stages[s].num_pure, memo, folded);
+    traffic_by_group(folded.groups, node.stages[s].loop_region(b.region), m.cache_line_bytes,
+                     [&](size_t i, const Traffic &t) {
+                       const int q = folded.groups[i].producer;
+                       if (q == p) return;  // its own values: the allocation
+                       double read = t.bytes;
+                       if (q >= 0 && q < state.num_decided()) {
+                         read = std::min(read, allocation_bytes(state, q));
+                       }
+                       bytes += read;
+                     });
+  }
+  return bytes;
+}
+
+// Whether Func p has storage of its own: decided and not inlined.
+bool stored(const ScheduleState &state, int p) {
+  return p >= 0 && p < state.num_decided() && !is_inlined(state, p);
+}
+
+// The first cache level (1: L1, 2: L2, 3: L3) whose usable share holds `bytes` of stored
+// Func p's; 0 when none does. L1 and L2 are per core, but L3 is shared: an allocation
+// inside a parallel loop exists once per core at a time, and all of them must fit.
+// (nl_means' patch distances, 15 MB per strip of a parallel loop, fit half of the 32 MB L3
+// once but not twice: predicted 21 ms as if resident, they ran 80.)
+int cache_level_holding(const ScheduleState &state, const MachineModel &m, int p, double bytes) {
+  const FuncDecision &d = state.decision(p);
+  const double copies = d.placement == Placement::kAt && state.inside_parallel_loop(d.store_at)
+                            ? static_cast<double>(m.cores)
+                            : 1.0;
+  const int64_t caches[kCacheLevels] = {m.l1_bytes, m.l2_bytes, m.l3_bytes};
+  for (int k = 0; k < kCacheLevels; ++k) {
+    const double held = k == kCacheLevels - 1 ? bytes * copies : bytes;
+    if (held <= static_cast<double>(caches[k]) * kUsableCacheFraction) return k + 1;
+  }
+  return 0;
+}
+
+// The cache a consumer finds producer p's values in: the one that holds all one production
+// of p touches (production_bytes), so that they stay there between their production and
+// their use. 0 (memory) for input buffers, and while p is undecided (its storage is not
+// known yet).
+int resident_level(const ScheduleState &state, const MachineModel &m, int p) {
+  return stored(state, p) ? cache_level_holding(state, m, p, production_bytes(state, m, p)) : 0;
+}
+
+// resident_level, memoized in `levels` (-1: not computed yet) for one featurization.
+int resident_level(const ScheduleState &state, const MachineModel &m, int p,
+                   std::vector<int> &levels) {
+  if (p < 0 || p >= static_cast<int>(levels.size())) return 0;
+  if (levels[p] < 0) levels[p] = resident_level(state, m, p);
+  return levels[p];
+}
+
+// The cache a Func's stages find their own values in (an update those of the stage
+// before; its writes their lines): the one that holds one allocation.
+int own_level(const ScheduleState &state, const MachineModel &m, int f) {
+  return stored(state, f) ? cache_level_holding(state, m, f, allocation_bytes(state, f)) : 0;
+}
+
 int loops_enclosing(const ScheduleState &state, const FuncDecision &d, bool storage) {
   if (d.placement != Placement::kAt) return 0;
   const LoopRef &at = storage ? d.store_at : d.compute_at;
@@ -403,12 +459,13 @@ std::vector<int> Featurizer::inlined_into(const ScheduleState &state, int f) con
 }
 
 std::vector<int> Featurizer::resident_producers(const ScheduleState &state, int f,
-                                                const std::vector<int> &inlined) const {
+                                                const std::vector<int> &inlined,
+                                                std::vector<int> &levels) const {
   std::vector<int> out;
   auto add_producers_of = [&](int g) {
     for (int p : graph_->funcs[g].producers) {
       if (is_inlined(state, p)) continue;
-      const int level = resident_level(state, machine_, p);
+      const int level = resident_level(state, machine_, p, levels);
       if (level > 0) out.push_back(p * 4 + level);
     }
   };
@@ -419,7 +476,8 @@ std::vector<int> Featurizer::resident_producers(const ScheduleState &state, int 
   return out;
 }
 
-std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &state, int f) const {
+std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &state, int f,
+                                                         std::vector<int> &levels) const {
   const PipelineGraph &g = *graph_;
   const FuncNode &node = g.funcs[f];
   const FuncDecision &d = state.decision(f);
@@ -490,11 +548,12 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
 
     // Footprints and working sets per loop level (-1: the whole production), and per
     // cache the part of them that must come from beyond it: not the values of producers
-    // (or its own values) that stay resident in that cache (resident_level).
-    const int own_level = node.is_output ? 0 : resident_level(state, m, f);
+    // (resident_level) or its own values (own_level) that stay resident in that cache.
+    const int own = node.is_output ? 0 : own_level(state, m, f);
     std::vector<int> group_level(groups.size());
     for (size_t i = 0; i < groups.size(); ++i) {
-      group_level[i] = resident_level(state, m, groups[i].producer);
+      const int p = groups[i].producer;
+      group_level[i] = p == f ? own_level(state, m, f) : resident_level(state, m, p, levels);
     }
     const double caches[kCacheLevels] = {static_cast<double>(m.l1_bytes),
                                          static_cast<double>(m.l2_bytes),
@@ -506,7 +565,7 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
       Traffic reads;
       const double written = written_bytes(stage, box, bytes);
       all = written;
-      for (int c = 0; c < kCacheLevels; ++c) moved[c] = resident_in(own_level, c) ? 0 : written;
+      for (int c = 0; c < kCacheLevels; ++c) moved[c] = resident_in(own, c) ? 0 : written;
       traffic_by_group(groups, box, m.cache_line_bytes, [&](size_t i, const Traffic &t) {
         reads.bytes += t.bytes;
         reads.lines += t.lines;
@@ -615,6 +674,7 @@ PipelineFeatures Featurizer::assemble(const ScheduleState &state, FeatureCache *
   }
   PipelineFeatures out = invariant_;
   bool learned = false;
+  std::vector<int> levels(graph_->funcs.size(), -1);
   for (int f = 0; f < state.num_decided(); ++f) {
     const int first = first_node_[f];
     if (state.decision(f).placement == Placement::kInline) {
@@ -626,7 +686,7 @@ PipelineFeatures Featurizer::assemble(const ScheduleState &state, FeatureCache *
     std::vector<ScheduledFeatures> fresh;
     if (cache != nullptr) {
       FeatureCache::Key key{&state.bounds(f), inlined_into(state, f), {}};
-      key.resident = resident_producers(state, f, key.inlined);
+      key.resident = resident_producers(state, f, key.inlined, levels);
       auto it = cache->entries_.find(key);
       if (it != cache->entries_.end()) {
         ++cache->hits_;
@@ -637,11 +697,12 @@ PipelineFeatures Featurizer::assemble(const ScheduleState &state, FeatureCache *
             cache->keep_alive_.size() >= cache->max_entries_ / FeatureCache::kEntriesPerState) {
           cache->clear();
         }
-        features = &cache->entries_.emplace(std::move(key), func_features(state, f)).first->second;
+        features =
+            &cache->entries_.emplace(std::move(key), func_features(state, f, levels)).first->second;
         learned = true;
       }
     } else {
-      fresh = func_features(state, f);
+      fresh = func_features(state, f, levels);
       features = &fresh;
     }
     for (size_t s = 0; s < features->size(); ++s) out.stages[first + s].scheduled = (*features)[s];

@@ -232,12 +232,16 @@ class Featurizer {
   const PipelineFeatures &invariant() const { return invariant_; }
 
  private:
-  std::vector<ScheduledFeatures> func_features(const ScheduleState &state, int f) const;
+  // `levels` memoizes, per Func, the cache its values are read from (-1: not asked yet),
+  // for one featurization of `state`.
+  std::vector<ScheduledFeatures> func_features(const ScheduleState &state, int f,
+                                               std::vector<int> &levels) const;
   // The Funcs folded into f by inlining, sorted: with f's decision entry, its cache key.
   std::vector<int> inlined_into(const ScheduleState &state, int f) const;
   // FeatureCache::Key::resident of f, whose inlined producers are `inlined`.
   std::vector<int> resident_producers(const ScheduleState &state, int f,
-                                      const std::vector<int> &inlined) const;
+                                      const std::vector<int> &inlined,
+                                      std::vector<int> &levels) const;
   PipelineFeatures assemble(const ScheduleState &state, FeatureCache *cache) const;
 
   std::shared_ptr<const PipelineGraph> graph_;

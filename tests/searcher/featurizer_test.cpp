@@ -156,15 +156,15 @@ TEST(Featurizer, ValuesKeptInCacheUntilReadMoveNoMemoryTraffic) {
   EXPECT_EQ(with_g(false).stages[1][F::traffic_beyond_l1], 2048 * 2 * g_row);
 }
 
-// g computed per half of f's rows: 1024 x 2049 floats, 8.4 MB, which fit the usable half of
-// the shared 32 MB L3 once. Computed serially, one half at a time, g stays there until f
-// reads it; computed in a parallel loop, a half per core at a time, both must fit, and
-// they do not: f then reads g from memory too.
+// g computed per half of f's rows: 1024 x 2049 floats, 8.4 MB, and as much input read,
+// which fit the usable half of a shared 48 MB L3 once. Computed serially, one half at a
+// time, g stays there until f reads it; computed in a parallel loop, a half per core at a
+// time, both must fit, and they do not: f then reads g from memory too.
 TEST(Featurizer, AllocationsInAParallelLoopShareTheL3OncePerCore) {
   const auto graph = two_tap_graph(2048);
   MachineModel machine;
   machine.cores = 2;
-  machine.l3_bytes = 32 << 20;
+  machine.l3_bytes = 48 << 20;
   const Featurizer fz(graph, machine);
   auto features = [&](bool parallel) {
     ScheduleState s(graph);
@@ -189,6 +189,27 @@ TEST(Featurizer, AllocationsInAParallelLoopShareTheL3OncePerCore) {
   // L2 is per core, and holds neither.
   EXPECT_EQ(serial.stages[0][F::traffic_beyond_l2], out + g_halves);
   EXPECT_EQ(parallel.stages[0][F::traffic_beyond_l2], out + g_halves);
+}
+
+// A consumer finds a producer's values in a cache only if all that one production of the
+// producer touches fits there, not its allocation alone: g at root is 16.8 MB, and its
+// production streams as much input through the caches while it writes itself.
+TEST(Featurizer, AProducersValuesStayCachedOnlyIfItsWholeProductionFits) {
+  const auto graph = two_tap_graph(2048);
+  auto f_beyond_l3 = [&](int64_t l3_bytes) {
+    MachineModel machine;
+    machine.l3_bytes = l3_bytes;
+    const Featurizer fz(graph, machine);
+    ScheduleState s(graph);
+    s.decide(testing::root_decision(s, false));  // f
+    s.decide(testing::root_decision(s, false));  // g
+    s.decide(testing::inline_decision());        // in_im
+    return fz.featurize(s).stages[0][F::traffic_beyond_l3];
+  };
+  const double out = 2048 * 2048 * 4.0, g = 2049 * 2048 * 4.0;
+  // Half of 48 MB holds g (16.8 MB) but not g and its input (33.6 MB); half of 80 MB does.
+  EXPECT_EQ(f_beyond_l3(48 << 20), out + g);
+  EXPECT_EQ(f_beyond_l3(80 << 20), out);
 }
 
 // The blur chain's blur_x (3 rows per row of the output, 96 rows of 128 points) computed
