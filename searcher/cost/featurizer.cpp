@@ -335,32 +335,17 @@ double allocation_bytes(const ScheduleState &state, int p) {
   return box_points(state.bounds(p).store_region) * value_bytes(state.graph().funcs[p]);
 }
 
-// Bytes that pass through the caches between the first value of one production of Func p
-// and its last: its allocation, and what its stages read of other Funcs and inputs (of a
-// producer stored inside the production, at most that producer's allocation, which every
-// tile reuses). A consumer reading p after the production finds p's first values only if
-// all of this fits: harris' gray at root, 16 MB of its own written while 47 MB of input
-// streams in, is read back from memory (5.9 ms, against 2.6 in strips of the output).
-double production_bytes(const ScheduleState &state, const MachineModel &m, int p) {
-  const PipelineGraph &g = state.graph();
-  const FuncNode &node = g.funcs[p];
-  const FuncBounds &b = state.bounds(p);
-  double bytes = allocation_bytes(state, p);
-  std::vector<std::unique_ptr<Folded>> memo(g.funcs.size());
-  for (size_t s = 0; s < node.stages.size(); ++s) {
-    Folded folded;
-    fold(state, p, static_cast<int>(s), node.stages[s].num_pure, memo, folded);
-    traffic_by_group(folded.groups, node.stages[s].loop_region(b.region), m.cache_line_bytes,
-                     [&](size_t i, const Traffic &t) {
-                       const int q = folded.groups[i].producer;
-                       if (q == p) return;  // its own values: the allocation
-                       double read = t.bytes;
-                       if (q >= 0 && q < state.num_decided()) {
-                         read = std::min(read, allocation_bytes(state, q));
-                       }
-                       bytes += read;
-                     });
-  }
+// Bytes a stage of Func f with reads `groups` reads over `box` from other Funcs and inputs:
+// what passes through the caches while it runs. (A producer stored inside f's production
+// reuses its allocation tile after tile, so this overcounts its reads; capping them by that
+// allocation would make f's features depend on a later decision than f's own, which the
+// FeatureCache key does not hold.)
+double bytes_passing_through(int f, const std::vector<ReadGroup> &groups, const Region &box,
+                             int line_bytes) {
+  double bytes = 0;
+  traffic_by_group(groups, box, line_bytes, [&](size_t i, const Traffic &t) {
+    if (groups[i].producer != f) bytes += t.bytes;  // its own values are its allocation
+  });
   return bytes;
 }
 
@@ -385,22 +370,6 @@ int cache_level_holding(const ScheduleState &state, const MachineModel &m, int p
     if (held <= static_cast<double>(caches[k]) * kUsableCacheFraction) return k + 1;
   }
   return 0;
-}
-
-// The cache a consumer finds producer p's values in: the one that holds all one production
-// of p touches (production_bytes), so that they stay there between their production and
-// their use. 0 (memory) for input buffers, and while p is undecided (its storage is not
-// known yet).
-int resident_level(const ScheduleState &state, const MachineModel &m, int p) {
-  return stored(state, p) ? cache_level_holding(state, m, p, production_bytes(state, m, p)) : 0;
-}
-
-// resident_level, memoized in `levels` (-1: not computed yet) for one featurization.
-int resident_level(const ScheduleState &state, const MachineModel &m, int p,
-                   std::vector<int> &levels) {
-  if (p < 0 || p >= static_cast<int>(levels.size())) return 0;
-  if (levels[p] < 0) levels[p] = resident_level(state, m, p);
-  return levels[p];
 }
 
 // The cache a Func's stages find their own values in (an update those of the stage
@@ -460,12 +429,12 @@ std::vector<int> Featurizer::inlined_into(const ScheduleState &state, int f) con
 
 std::vector<int> Featurizer::resident_producers(const ScheduleState &state, int f,
                                                 const std::vector<int> &inlined,
-                                                std::vector<int> &levels) const {
+                                                const std::vector<int> &found_in) const {
   std::vector<int> out;
   auto add_producers_of = [&](int g) {
     for (int p : graph_->funcs[g].producers) {
       if (is_inlined(state, p)) continue;
-      const int level = resident_level(state, machine_, p, levels);
+      const int level = found_in[p];
       if (level > 0) out.push_back(p * 4 + level);
     }
   };
@@ -476,8 +445,8 @@ std::vector<int> Featurizer::resident_producers(const ScheduleState &state, int 
   return out;
 }
 
-std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &state, int f,
-                                                         std::vector<int> &levels) const {
+FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
+                                       const std::vector<int> &found_in) const {
   const PipelineGraph &g = *graph_;
   const FuncNode &node = g.funcs[f];
   const FuncDecision &d = state.decision(f);
@@ -497,13 +466,15 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     }
   }
 
-  std::vector<ScheduledFeatures> out(node.stages.size());
+  FuncFeatures out;
+  out.stages.resize(node.stages.size());
+  out.production_bytes = allocation_bytes(state, f);
   std::vector<std::unique_ptr<Folded>> memo(g.funcs.size());
   for (size_t s = 0; s < node.stages.size(); ++s) {
     const StageNode &stage = node.stages[s];
     const StageTiling &tiling = d.stages[s];
     const std::vector<Loop> &loops = b.loops[s];
-    ScheduledFeatures &x = out[s];
+    ScheduledFeatures &x = out.stages[s];
     x.fill(0.0f);
     auto set = [&](ScheduledFeature k, double v) { x[static_cast<int>(k)] = static_cast<float>(v); };
 
@@ -533,6 +504,7 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
     const std::vector<ReadGroup> &groups = folded.groups;
     const double ops = folded.arithmetic;
     const double gathers = folded.gathers;
+    out.production_bytes += bytes_passing_through(f, groups, whole, m.cache_line_bytes);
 
     // Vector and scalar work: a guarded tail of the vectorized variable's tile runs scalar;
     // where the split rounds up instead (schedule_directives.cpp), the tail is one more
@@ -548,12 +520,12 @@ std::vector<ScheduledFeatures> Featurizer::func_features(const ScheduleState &st
 
     // Footprints and working sets per loop level (-1: the whole production), and per
     // cache the part of them that must come from beyond it: not the values of producers
-    // (resident_level) or its own values (own_level) that stay resident in that cache.
+    // (found_in) or its own values (own_level) that stay resident in that cache.
     const int own = node.is_output ? 0 : own_level(state, m, f);
     std::vector<int> group_level(groups.size());
     for (size_t i = 0; i < groups.size(); ++i) {
       const int p = groups[i].producer;
-      group_level[i] = p == f ? own_level(state, m, f) : resident_level(state, m, p, levels);
+      group_level[i] = p == f ? own_level(state, m, f) : p >= 0 ? found_in[p] : 0;
     }
     const double caches[kCacheLevels] = {static_cast<double>(m.l1_bytes),
                                          static_cast<double>(m.l2_bytes),
@@ -674,19 +646,23 @@ PipelineFeatures Featurizer::assemble(const ScheduleState &state, FeatureCache *
   }
   PipelineFeatures out = invariant_;
   bool learned = false;
-  std::vector<int> levels(graph_->funcs.size(), -1);
-  for (int f = 0; f < state.num_decided(); ++f) {
+  // Producers first: a Func's features depend on the cache each of its producers' values
+  // are found in, and that on all one production of the producer touches
+  // (FuncFeatures::production_bytes), so that its values stay there until they are read.
+  // Input buffers and undecided Funcs are read from memory (0).
+  std::vector<int> found_in(graph_->funcs.size(), 0);
+  for (int f = state.num_decided() - 1; f >= 0; --f) {
     const int first = first_node_[f];
     if (state.decision(f).placement == Placement::kInline) {
       out.stages[first].scheduled[static_cast<int>(ScheduledFeature::decided)] = 1;
       out.stages[first].scheduled[static_cast<int>(ScheduledFeature::inlined)] = 1;
       continue;
     }
-    const std::vector<ScheduledFeatures> *features = nullptr;
-    std::vector<ScheduledFeatures> fresh;
+    const FuncFeatures *features = nullptr;
+    FuncFeatures fresh;
     if (cache != nullptr) {
       FeatureCache::Key key{&state.bounds(f), inlined_into(state, f), {}};
-      key.resident = resident_producers(state, f, key.inlined, levels);
+      key.resident = resident_producers(state, f, key.inlined, found_in);
       auto it = cache->entries_.find(key);
       if (it != cache->entries_.end()) {
         ++cache->hits_;
@@ -697,15 +673,17 @@ PipelineFeatures Featurizer::assemble(const ScheduleState &state, FeatureCache *
             cache->keep_alive_.size() >= cache->max_entries_ / FeatureCache::kEntriesPerState) {
           cache->clear();
         }
-        features =
-            &cache->entries_.emplace(std::move(key), func_features(state, f, levels)).first->second;
+        features = &cache->entries_.emplace(std::move(key), func_features(state, f, found_in))
+                        .first->second;
         learned = true;
       }
     } else {
-      fresh = func_features(state, f, levels);
+      fresh = func_features(state, f, found_in);
       features = &fresh;
     }
-    for (size_t s = 0; s < features->size(); ++s) out.stages[first + s].scheduled = (*features)[s];
+    found_in[f] = cache_level_holding(state, machine_, f, features->production_bytes);
+    for (size_t s = 0; s < features->stages.size(); ++s)
+      out.stages[first + s].scheduled = features->stages[s];
   }
   if (learned) cache->keep_alive_.push_back(state);
   return out;

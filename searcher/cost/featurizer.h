@@ -184,6 +184,14 @@ struct PipelineFeatures {
 // it learned from, so the decision entries its keys point at stay alive and their
 // addresses stay unique. Cleared whole when it grows past `max_entries`, or past
 // max_entries / kEntriesPerState kept states (each holds a pointer per decided Func).
+// What featurizing one decided Func gives: its stages' features, and the bytes one
+// production of it touches (its allocation, and what it reads of other Funcs and inputs
+// meanwhile), which decide whether its consumers find its values in a cache.
+struct FuncFeatures {
+  std::vector<ScheduledFeatures> stages;
+  double production_bytes = 0;
+};
+
 class FeatureCache {
  public:
   static constexpr size_t kEntriesPerState = 8;
@@ -209,7 +217,7 @@ class FeatureCache {
     size_t operator()(const Key &k) const;
   };
   size_t max_entries_;
-  std::unordered_map<Key, std::vector<ScheduledFeatures>, KeyHash> entries_;  // per stage
+  std::unordered_map<Key, FuncFeatures, KeyHash> entries_;
   std::vector<ScheduleState> keep_alive_;
   int64_t hits_ = 0, misses_ = 0;
 };
@@ -232,16 +240,16 @@ class Featurizer {
   const PipelineFeatures &invariant() const { return invariant_; }
 
  private:
-  // `levels` memoizes, per Func, the cache its values are read from (-1: not asked yet),
-  // for one featurization of `state`.
-  std::vector<ScheduledFeatures> func_features(const ScheduleState &state, int f,
-                                               std::vector<int> &levels) const;
+  // `found_in` holds, per Func, the cache level its consumers find its values in (1: L1,
+  // 2: L2, 3: L3; 0: memory), for every producer of f.
+  FuncFeatures func_features(const ScheduleState &state, int f,
+                             const std::vector<int> &found_in) const;
   // The Funcs folded into f by inlining, sorted: with f's decision entry, its cache key.
   std::vector<int> inlined_into(const ScheduleState &state, int f) const;
   // FeatureCache::Key::resident of f, whose inlined producers are `inlined`.
   std::vector<int> resident_producers(const ScheduleState &state, int f,
                                       const std::vector<int> &inlined,
-                                      std::vector<int> &levels) const;
+                                      const std::vector<int> &found_in) const;
   PipelineFeatures assemble(const ScheduleState &state, FeatureCache *cache) const;
 
   std::shared_ptr<const PipelineGraph> graph_;
