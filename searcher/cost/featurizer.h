@@ -8,8 +8,10 @@
 // Memoization (002_* section 3.3): the features of a decided Func depend only on its own
 // decision and bounds, on the decisions of its consumers (fixed before it is decided), on
 // which of its producers are inlined into it (their histograms and accesses fold into
-// it), and on which of the others keep their values in a cache until it reads them (their
-// allocation fits: that traffic stays off the memory bus). States share decisions behind
+// it), and on which of the others keep their values in a cache until it reads them (all
+// one production of theirs touches fits: that traffic stays off the memory bus; the bytes
+// are cached with the producer's features, and producers are featurized first). States
+// share decisions behind
 // shared_ptr and only ever append them, so the identity of a Func's decision entry pins
 // down the decisions of every consumer too. A FeatureCache therefore keys a Func's
 // features on (identity of its decision entry, the Funcs inlined into it, its resident
@@ -180,10 +182,6 @@ struct PipelineFeatures {
   std::vector<std::pair<int, int>> edges;
 };
 
-// Memoized schedule-dependent features (see the file comment). Holds copies of the states
-// it learned from, so the decision entries its keys point at stay alive and their
-// addresses stay unique. Cleared whole when it grows past `max_entries`, or past
-// max_entries / kEntriesPerState kept states (each holds a pointer per decided Func).
 // What featurizing one decided Func gives: its stages' features, and the bytes one
 // production of it touches (its allocation, and what it reads of other Funcs and inputs
 // meanwhile), which decide whether its consumers find its values in a cache.
@@ -192,6 +190,10 @@ struct FuncFeatures {
   double production_bytes = 0;
 };
 
+// Memoized schedule-dependent features (see the file comment). Holds copies of the states
+// it learned from, so the decision entries its keys point at stay alive and their
+// addresses stay unique. Cleared whole when it grows past `max_entries`, or past
+// max_entries / kEntriesPerState kept states (each holds a pointer per decided Func).
 class FeatureCache {
  public:
   static constexpr size_t kEntriesPerState = 8;
