@@ -466,9 +466,12 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     }
   }
 
+  // Where its stages find its own values: the cache that holds one allocation.
+  const double alloc = allocation_bytes(state, f);
+  const int own_values = own_level(state, m, f);
   FuncFeatures out;
   out.stages.resize(node.stages.size());
-  out.production_bytes = allocation_bytes(state, f);
+  out.production_bytes = alloc;
   std::vector<std::unique_ptr<Folded>> memo(g.funcs.size());
   for (size_t s = 0; s < node.stages.size(); ++s) {
     const StageNode &stage = node.stages[s];
@@ -521,11 +524,11 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     // Footprints and working sets per loop level (-1: the whole production), and per
     // cache the part of them that must come from beyond it: not the values of producers
     // (found_in) or its own values (own_level) that stay resident in that cache.
-    const int own = node.is_output ? 0 : own_level(state, m, f);
+    const int own = node.is_output ? 0 : own_values;
     std::vector<int> group_level(groups.size());
     for (size_t i = 0; i < groups.size(); ++i) {
       const int p = groups[i].producer;
-      group_level[i] = p == f ? own_level(state, m, f) : p >= 0 ? found_in[p] : 0;
+      group_level[i] = p == f ? own_values : p >= 0 ? found_in[p] : 0;
     }
     const double caches[kCacheLevels] = {static_cast<double>(m.l1_bytes),
                                          static_cast<double>(m.l2_bytes),
@@ -630,7 +633,6 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     set(ScheduledFeature::traffic_beyond_l2, beyond(1));
     set(ScheduledFeature::traffic_beyond_l3, beyond(2));
     if (s == 0 && !node.is_output) {  // the caller provides the outputs' buffers
-      const double alloc = box_points(b.store_region) * bytes;
       set(ScheduledFeature::alloc_bytes, alloc);
       set(ScheduledFeature::alloc_bytes_total, alloc * A);
     }
