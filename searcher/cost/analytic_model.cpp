@@ -63,10 +63,11 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, const MachineModel &m
   double cycles = s[F::vector_ops_total] * o.cycles_per_vector_op;
   if (auto_vectorized) {
     cycles += s[F::scalar_ops_total] / auto_lanes * o.cycles_per_vector_op;
-    cycles += plain_loads * total / auto_lanes * o.cycles_per_load;
+    cycles += (plain_loads * o.cycles_per_load + o.cycles_per_store) * total / auto_lanes;
   } else {
     cycles += s[F::scalar_ops_total] * o.cycles_per_scalar_op;
-    cycles += plain_loads * total * vector_instructions_per_point * o.cycles_per_load;
+    cycles += (plain_loads * o.cycles_per_load + o.cycles_per_store) * total *
+              vector_instructions_per_point;
   }
   cycles += s[F::gather_loads_per_point] * total * o.cycles_per_gathered_lane;
   cycles += s[F::body_executions] * o.cycles_per_block;

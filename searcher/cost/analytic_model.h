@@ -24,6 +24,7 @@ struct AnalyticModelOptions {
   double cycles_per_vector_op = 0.5;  // two vector ALU pipes
   double cycles_per_scalar_op = 0.35;  // four scalar ALUs, minus address arithmetic
   double cycles_per_load = 0.5;        // two load ports
+  double cycles_per_store = 1.0;       // one store port: a point's value, or a vector's
   double cycles_per_gathered_lane = 1.0;  // gathers and scalarized loads, per lane
   double cycles_per_block = 1.0;          // loop overhead per innermost block
   // Halide 14 leaves LLVM's loop vectorizer on: an unvectorized stage whose innermost loop

@@ -384,29 +384,66 @@ int loops_enclosing(const ScheduleState &state, const FuncDecision &d, bool stor
   return at.is_root() ? 0 : static_cast<int>(state.enclosing_loops(at).size());
 }
 
-// The share of its points a Func stored outside the loop it is computed in still
-// computes: Halide slides its window along that loop, so each iteration computes only
-// what the earlier ones did not, and a pass over the loop computes the union of their
-// regions, the Func's region at the loop enclosing it. (nl_means' patch distances, two
-// rows per iteration of an 8-row window, computed 27% of the points the realizations
-// cover.) 1 where nothing slides: stored where computed, computed in a parallel loop, or a
-// Func with update stages.
-double sliding_share(const ScheduleState &state, int f) {
+// A Func stored outside the loop it is computed in: Halide slides its window along that
+// loop, so each iteration computes only what the earlier ones did not, and a pass over the
+// loop computes the union of their regions, the Func's region at the loop enclosing it.
+// (nl_means' patch distances, two rows per iteration of an 8-row window, computed 27% of
+// the points the realizations cover.)
+struct SlidingWindow {
+  double share = 1;  // of the points its realizations cover, the share it computes
+  int dim = -1;      // the loop variable of its stage that slides, when only one does
+};
+
+// The window of Func f; a share of 1 where nothing slides: stored where computed, computed
+// in a parallel loop, or a Func with update stages.
+SlidingWindow sliding_window(const ScheduleState &state, int f) {
   const FuncDecision &d = state.decision(f);
   const FuncNode &node = state.graph().funcs[f];
+  SlidingWindow out;
   if (d.placement != Placement::kAt || d.store_at == d.compute_at || node.stages.size() != 1)
-    return 1;
+    return out;
   const Loop &loop = state.bounds(d.compute_at.func).loops[d.compute_at.stage][d.compute_at.loop];
-  if (loop.parallel) return 1;
+  if (loop.parallel) return out;
   const std::vector<LoopRef> enclosing = state.enclosing_loops(d.compute_at);
   const LoopRef pass = enclosing.size() > 1 ? enclosing[1] : LoopRef{};
   const FuncBounds &b = state.bounds(f);
-  const double slid = static_cast<double>(state.realizations_at(pass)) *
-                      static_cast<double>(region_points(
-                          node.stages[0].loop_region(state.region_at(f, pass))));
+  const StageNode &stage = node.stages[0];
+  const Region swept = stage.loop_region(state.region_at(f, pass));
+  const double slid = static_cast<double>(state.realizations_at(pass)) * box_points(swept);
   const double covered = static_cast<double>(b.realizations) *
                          static_cast<double>(b.stage_points[0]);
-  return covered > 0 ? std::min(1.0, slid / covered) : 1.0;
+  out.share = covered > 0 ? std::min(1.0, slid / covered) : 1.0;
+  const Region window = stage.loop_region(b.region);
+  for (size_t v = 0; v < window.size() && v < swept.size(); ++v) {
+    if (swept[v].extent() <= window[v].extent()) continue;
+    if (out.dim >= 0) {  // more than one slides
+      out.dim = -1;
+      break;
+    }
+    out.dim = static_cast<int>(v);
+  }
+  return out;
+}
+
+// Points a stage computes per point of its region where its splits round up
+// (schedule_directives.cpp): a dimension of e points per production in inner blocks of i
+// computes ceil(e / i) * i, and so does each step of a sliding window. nl_means' patch
+// distances, one new row per step in unrolled blocks of three rows, computed three rows a
+// step and ran 4x their prediction before this was counted. The vectorized dimension (0)
+// is counted in its vectors instead.
+double rounded_up_share(const ScheduleState &state, int f, const StageNode &stage,
+                        const StageTiling &tiling, const Region &whole, const SlidingWindow &window,
+                        bool vectorized) {
+  double share = 1;
+  for (int v = vectorized ? 1 : 0; v < stage.num_pure; ++v) {
+    const VarSplit sp = split_of(stage, tiling, v, whole[v].extent());
+    if (!inner_tail_rounds_up(state, f, stage, sp, v)) continue;
+    double e = static_cast<double>(whole[v].extent());
+    if (v == window.dim) e = std::max(1.0, e * window.share);
+    const double inner = static_cast<double>(sp.inner);
+    share *= std::ceil(e / inner) * inner / e;
+  }
+  return share;
 }
 
 }  // namespace
@@ -485,8 +522,8 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     const double P = static_cast<double>(b.stage_points[s]);
     const double R = static_cast<double>(b.realizations);
     const double A = static_cast<double>(std::max<int64_t>(b.allocations, 1));
-    const double slide = s == 0 ? sliding_share(state, f) : 1.0;
-    const double total = P * R * slide;
+    const SlidingWindow window = s == 0 ? sliding_window(state, f) : SlidingWindow{};
+    const double slide = window.share;
     const double root_points = box_points(stage.loop_region(node.root_region));
 
     // The innermost loop that is not vectorized or unrolled: its iteration is one block.
@@ -501,6 +538,8 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     const double own_tasks = own_parallel ? static_cast<double>(loops[0].extent) : 1;
     const double tasks = own_parallel ? own_tasks : b.inside_parallel ? enclosing_tasks : 1;
     const double rounds = std::ceil(tasks / m.cores);
+    const double total =
+        P * R * slide * rounded_up_share(state, f, stage, tiling, whole, window, vw > 1);
 
     Folded folded;
     fold(state, f, static_cast<int>(s), stage.num_pure, memo, folded);

@@ -22,6 +22,19 @@ ScheduleState all_root(const std::shared_ptr<const PipelineGraph> &g, bool paral
   return s;
 }
 
+// The output at root, serial, its x loop in tiles of tile_x with an inner loop of inner_x
+// (vectorized when more than 1; a tile of 1 puts the y loop innermost); the rest inlined.
+ScheduleState output_at_root(const std::shared_ptr<const PipelineGraph> &g, int64_t inner_x,
+                             int64_t tile_x) {
+  ScheduleState s(g);
+  FuncDecision d = testing::root_decision(s, false);
+  d.stages[0].inner[0] = inner_x;
+  d.stages[0].tile[0] = tile_x;
+  s.decide(d);
+  while (!s.complete()) s.decide(testing::inline_decision());
+  return s;
+}
+
 // Both schedules allocate the same root intermediates, whose page faults (serial, the same
 // in both) would hide the difference; they are set aside here.
 void expect_parallel_vector_faster(const std::shared_ptr<const PipelineGraph> &g) {
@@ -92,20 +105,39 @@ TEST(AnalyticModel, CountsLlvmVectorizingAnUnvectorizedLoopOverX) {
   in.set_estimates({{0, 1024}, {0, 1024}});
   f.set_estimates({{0, 1024}, {0, 1024}});
   auto graph = graph_of(Pipeline(f));
-  auto with = [&](int64_t inner_x, int64_t tile_x) {
-    ScheduleState s(graph);
-    FuncDecision d = testing::root_decision(s, false);
-    d.stages[0].inner[0] = inner_x;
-    d.stages[0].tile[0] = tile_x;
-    s.decide(d);
-    while (!s.complete()) s.decide(testing::inline_decision());
-    return s;
-  };
-  const ScheduleState vectorized = with(16, 1024), scalar_x = with(1, 1024), scalar_y = with(1, 1);
+  const ScheduleState vectorized = output_at_root(graph, 16, 1024),
+                      scalar_x = output_at_root(graph, 1, 1024),
+                      scalar_y = output_at_root(graph, 1, 1);
   AnalyticModel model(graph);
   const std::vector<double> t = model.predict({&vectorized, &scalar_x, &scalar_y});
   EXPECT_LT(t[1], 3 * t[0]) << "vectorized " << t[0] << " s, loop over x " << t[1] << " s";
   EXPECT_GT(t[2], 5 * t[0]) << "vectorized " << t[0] << " s, loop over y " << t[2] << " s";
+}
+
+// Every point a stage computes is stored: a fill of zeros has no arithmetic and no loads,
+// and still takes a store per point when scalar (its innermost loop walks y, so LLVM does
+// not vectorize it) and a store per vector when vectorized. (nl_means' patch sums start
+// with such fills, and searches proposed them scalar.)
+TEST(AnalyticModel, CountsAStorePerPointOrPerVector) {
+  using namespace Halide;
+  Var x("x"), y("y");
+  Func f("f");
+  f(x, y) = 0.0f;
+  f.set_estimates({{0, 1024}, {0, 1024}});
+  auto graph = graph_of(Pipeline(f));
+  const ScheduleState vectorized = output_at_root(graph, 16, 1024),
+                      scalar_y = output_at_root(graph, 1, 1);
+  const MachineModel machine;
+  const AnalyticModelOptions o;
+  const Featurizer fz(graph, machine);
+  auto compute = [&](const ScheduleState &s) {
+    return analytic_terms(fz.featurize(s), machine, o)[static_cast<int>(AnalyticTerm::kCompute)];
+  };
+  const double points = 1024.0 * 1024.0;
+  // Scalar: a loop iteration and a store per point, at least.
+  EXPECT_GE(compute(scalar_y),
+            points * (o.cycles_per_block + o.cycles_per_store) / machine.clock_hz);
+  EXPECT_LT(compute(vectorized), compute(scalar_y) / 8);
 }
 
 TEST(AnalyticModel, PredictsTheSameForABatchAsOneAtATime) {
