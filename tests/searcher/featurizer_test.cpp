@@ -212,76 +212,52 @@ TEST(Featurizer, AProducersValuesStayCachedOnlyIfItsWholeProductionFits) {
   EXPECT_EQ(f_beyond_l3(80 << 20), out);
 }
 
-// The blur chain's blur_x (3 rows per row of the output, 96 rows of 128 points) computed
-// per row of the output: stored there it computes 3 x 128 points per row; stored at root,
-// Halide slides its window down the rows and computes each of its 98 rows once.
-TEST(Featurizer, ASlidingWindowComputesEachPointOnce) {
+// Points the blur chain's blur_x (3 rows per row of the output, 96 rows of 128 points)
+// computes, computed per row of the output (sharp at root, serial, its y loop outermost;
+// blur_y inlined), stored there or, when it slides, at root; its rows split into unrolled
+// blocks of `inner_y`.
+float blur_x_points_per_row_of_sharp(bool slides, int64_t inner_y) {
   Halide::Pipeline p = testing::blur_chain_pipeline(128, 96);
   const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
-  const Featurizer fz(graph);
-  auto blur_x_points = [&](bool slides) {
-    ScheduleState s(graph);
-    s.decide(testing::root_decision(s, false));  // sharp: serial, its y loop outermost
-    int blur_x = -1;
-    while (!s.complete()) {
-      const int f = s.num_decided();
-      const std::string name = stable_func_name(graph->funcs[f].name);
-      FuncDecision d = testing::root_decision(s, false);
-      if (name == "blur_y") d = testing::inline_decision();
-      if (name == "blur_x") {
-        blur_x = f;
-        d.placement = Placement::kAt;
-        d.compute_at = LoopRef{0, 0, 0};
-        d.store_at = slides ? LoopRef{} : d.compute_at;
-      }
-      EXPECT_EQ(s.check_decision(d), "") << name;
-      s.decide(d);
+  ScheduleState s(graph);
+  s.decide(testing::root_decision(s, false));  // sharp
+  int blur_x = -1;
+  while (!s.complete()) {
+    const int f = s.num_decided();
+    const std::string name = stable_func_name(graph->funcs[f].name);
+    FuncDecision d = testing::root_decision(s, false);
+    if (name == "blur_y") d = testing::inline_decision();
+    if (name == "blur_x") {
+      blur_x = f;
+      d.placement = Placement::kAt;
+      d.compute_at = LoopRef{0, 0, 0};
+      d.store_at = slides ? LoopRef{} : d.compute_at;
+      d.stages[0].inner[1] = inner_y;
     }
-    for (const StageFeatures &sf : fz.featurize(s).stages) {
-      if (sf.func == blur_x) return sf[F::points_total];
-    }
-    ADD_FAILURE() << "no blur_x";
-    return 0.0f;
-  };
-  EXPECT_EQ(blur_x_points(false), 96 * 3 * 128);
-  EXPECT_EQ(blur_x_points(true), 98 * 128);
+    EXPECT_EQ(s.check_decision(d), "") << name;
+    s.decide(d);
+  }
+  for (const StageFeatures &sf : Featurizer(graph).featurize(s).stages) {
+    if (sf.func == blur_x) return sf[F::points_total];
+  }
+  ADD_FAILURE() << "no blur_x";
+  return 0.0f;
 }
 
-// The same blur_x with its rows in unrolled blocks of two, which round up: per row of the
-// output it computes two blocks for its three rows, and sliding down the rows one block
-// per step. Halide's own counts (trace_stores, the same schedule, JIT): 384 rows and 196
-// rows (its first window rounds three rows up to four).
+// Stored per row of the output, blur_x computes 3 x 128 points per row; stored at root,
+// Halide slides its window down the rows and computes each of its 98 rows once.
+TEST(Featurizer, ASlidingWindowComputesEachPointOnce) {
+  EXPECT_EQ(blur_x_points_per_row_of_sharp(false, 1), 96 * 3 * 128);
+  EXPECT_EQ(blur_x_points_per_row_of_sharp(true, 1), 98 * 128);
+}
+
+// In unrolled blocks of two rows, which round up: per row of the output blur_x computes
+// two blocks for its three rows, and sliding down the rows one block per step. Halide's
+// own counts (trace_stores, the same schedule, JIT): 384 rows and 196 rows (its first
+// window rounds three rows up to four).
 TEST(Featurizer, ASplitThatRoundsUpComputesWholeInnerBlocks) {
-  Halide::Pipeline p = testing::blur_chain_pipeline(128, 96);
-  const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
-  const Featurizer fz(graph);
-  auto blur_x_points = [&](bool slides) {
-    ScheduleState s(graph);
-    s.decide(testing::root_decision(s, false));  // sharp: serial, its y loop outermost
-    int blur_x = -1;
-    while (!s.complete()) {
-      const int f = s.num_decided();
-      const std::string name = stable_func_name(graph->funcs[f].name);
-      FuncDecision d = testing::root_decision(s, false);
-      if (name == "blur_y") d = testing::inline_decision();
-      if (name == "blur_x") {
-        blur_x = f;
-        d.placement = Placement::kAt;
-        d.compute_at = LoopRef{0, 0, 0};
-        d.store_at = slides ? LoopRef{} : d.compute_at;
-        d.stages[0].inner[1] = 2;
-      }
-      EXPECT_EQ(s.check_decision(d), "") << name;
-      s.decide(d);
-    }
-    for (const StageFeatures &sf : fz.featurize(s).stages) {
-      if (sf.func == blur_x) return sf[F::points_total];
-    }
-    ADD_FAILURE() << "no blur_x";
-    return 0.0f;
-  };
-  EXPECT_EQ(blur_x_points(false), 96 * 4 * 128);
-  EXPECT_NEAR(blur_x_points(true), 196 * 128, 196 * 128 * 0.03);
+  EXPECT_EQ(blur_x_points_per_row_of_sharp(false, 2), 96 * 4 * 128);
+  EXPECT_NEAR(blur_x_points_per_row_of_sharp(true, 2), 196 * 128, 196 * 128 * 0.03);
 }
 
 TEST(Featurizer, ListsEveryStageAndTheStageDag) {
