@@ -362,11 +362,13 @@ TEST(LearnedModel, PairwiseRankingLossMatchesHandComputation) {
 }
 
 // Runtimes scaled per pipeline by factors the features cannot explain: regression alone
-// chases the scales, the ranking term teaches the order within each pipeline.
+// chases the scales, the ranking term teaches the order within each pipeline. (Scales of
+// e^-3..e^3 left regression alone within 2 points of it once the analytic model, which
+// times the synthetic samples, counted stores: its cost terms explain more of them.)
 TEST(LearnedModel, TheRankingTermRanksPipelinesWhoseScaleIsUnexplained) {
   std::vector<TrainingSample> train = data().train, test = data().test;
   std::mt19937_64 rng(5);
-  std::uniform_real_distribution<double> log_scale(-3, 3);
+  std::uniform_real_distribution<double> log_scale(-5, 5);
   for (std::vector<TrainingSample> *set : {&train, &test}) {
     for (size_t i = 0; i < set->size(); ++i) {
       TrainingSample &s = (*set)[i];
@@ -379,7 +381,7 @@ TEST(LearnedModel, TheRankingTermRanksPipelinesWhoseScaleIsUnexplained) {
       s.stddev_s *= scale[s.pipeline_id];
     }
   }
-  // Over four seeds: one training's gain varies (seen: +5, +10, +5 and +7 points).
+  // Over four seeds: one training's gain varies (seen: +7, +4, +4 and +7 points).
   double without = 0, with = 0;
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     TrainerOptions o;
