@@ -435,7 +435,9 @@ double rounded_up_share(const ScheduleState &state, int f, const StageNode &stag
                         const StageTiling &tiling, const Region &whole, const SlidingWindow &window,
                         bool vectorized) {
   double share = 1;
+  if (state.decision(f).placement != Placement::kAt) return share;  // only there (directives)
   for (int v = vectorized ? 1 : 0; v < stage.num_pure; ++v) {
+    if (tiling.inner[v] <= 1) continue;  // no inner loop (and split_of builds loop names)
     const VarSplit sp = split_of(stage, tiling, v, whole[v].extent());
     if (!inner_tail_rounds_up(state, f, stage, sp, v)) continue;
     double e = static_cast<double>(whole[v].extent());
