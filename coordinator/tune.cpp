@@ -27,6 +27,7 @@
 #include "searcher/cost/learned/learned_network.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
+#include "searcher/search/model_seed.h"
 #include "searcher/search/search_registry.h"
 #include "searcher/seed_schedules.h"
 
@@ -430,6 +431,27 @@ void measure_seeds(const PreparedApp &app, SearchOutcome &out, BackendCandidateM
   }
 }
 
+// The cost model's own best schedule (model_seed.h), measured as one more seed once the
+// structural seeds are in, so it is ranked by the model as calibrated on them.
+void measure_model_seed(const PreparedApp &app, SearchOutcome &out,
+                        BackendCandidateMeasurer &measurer, const TuneSettings &settings,
+                        uint64_t seed, std::shared_ptr<const AnalyticCalibration> calibration,
+                        Clock::time_point start, Clock::time_point deadline) {
+  const Clock::time_point now = Clock::now();
+  if (settings.model_seed_share <= 0 || now >= deadline) return;
+  const SearchResult found =
+      model_seed(context_for(app, nullptr, seed, settings, std::move(calibration)),
+                 now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                           settings.model_seed_share * seconds_between(now, deadline))));
+  keep_if_faster(out, found.best, found.best_cost, measurer, seconds_between(start, Clock::now()));
+  const std::optional<MeasureResult> r = measurer.result_for(schedule_to_json(found.best));
+  spdlog::info(
+      "{}: the cost model's best schedule by beam search ({:.1f} s), predicted {:.3f} ms: {}",
+      app.spec.name, seconds_between(now, Clock::now()), found.best_cost * 1000,
+      r && r->status == MeasureStatus::kOk ? fmt::format("measured {:.3f} ms", r->timing.min_ms)
+                                           : std::string("did not measure"));
+}
+
 }  // namespace
 
 SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm, uint64_t seed,
@@ -451,6 +473,7 @@ SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm,
     ~StopObserving() { m.on_measured(nullptr); }
   } stop_observing{measurer};
   measure_seeds(app, out, measurer, settings, start, deadline);
+  measure_model_seed(app, out, measurer, settings, seed, calibration, start, deadline);
   for (uint64_t s = seed; out.seeds.empty() || Clock::now() < deadline; ++s) {
     std::unique_ptr<Search> search = make_search(algorithm);
     // Cost-only algorithms get no measurer, so each runs as its name says; their best is

@@ -24,6 +24,7 @@
 #include "searcher/cost/machine_model.h"
 #include "searcher/pipeline_graph.h"
 #include "searcher/schedule_state.h"
+#include "searcher/search/model_seed.h"
 #include "searcher/search_space.h"
 #include "searcher/seed_schedules.h"
 
@@ -71,6 +72,9 @@ struct TuneSettings {
   // from the fallback's end to the search's deadline. 0 measures only the fallback.
   int seeds_measured = kDefaultSeedsMeasured;
   double seeds_budget_share = kDefaultSeedsBudgetShare;
+  // Then the cost model's own best schedule, found by beam search in this share of the
+  // time left (searcher/search/model_seed.h), is measured as one more seed. 0: none.
+  double model_seed_share = kDefaultModelSeedShare;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
   int search_threads = 0;
   // The searches' cost model (one per search thread). The seeds stay ranked by the

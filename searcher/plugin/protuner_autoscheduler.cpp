@@ -28,6 +28,7 @@
 #include "searcher/plugin/plugin_settings.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
+#include "searcher/search/model_seed.h"
 #include "searcher/search/search_registry.h"
 #include "searcher/search_space.h"
 #include "searcher/seed_schedules.h"
@@ -155,6 +156,22 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
       const std::optional<double> t = measurer->candidates.measure({&seeds[k].state})[0];
       if (t && (!best_seed || *t < best_seed_seconds)) {
         best_seed = seeds[k].state;
+        best_seed_seconds = *t;
+      }
+    }
+    // Then the cost model's own best schedule (model_seed.h), as `protuner tune` does. With
+    // an iteration budget beam search runs all its passes, so the result is repeatable.
+    const auto now = std::chrono::steady_clock::now();
+    if (settings.iterations || now < *budget.deadline) {
+      const auto model_seed_end =
+          settings.iterations
+              ? *budget.deadline
+              : now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          kDefaultModelSeedShare * (*budget.deadline - now));
+      const ScheduleState model_best = model_seed(ctx, model_seed_end).best;
+      const std::optional<double> t = measurer->candidates.measure({&model_best})[0];
+      if (t && (!best_seed || *t < best_seed_seconds)) {
+        best_seed = model_best;
         best_seed_seconds = *t;
       }
     }

@@ -25,6 +25,7 @@
 #include "searcher/fallback_schedule.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
+#include "searcher/search/model_seed.h"
 #include "searcher/seed_schedules.h"
 #include "tests/support/run_command.h"
 
@@ -283,6 +284,43 @@ TEST(SearchUntil, MeasuresTheSeedsInOrderBeforeSearching) {
   ASSERT_GE(backend.requests.size(), 2u);
   EXPECT_NE(backend.requests[1].schedule.schedule_json, schedule_to_json(expected[1].state))
       << "no time left: the search's best follows the fallback";
+}
+
+// After the structural seeds, the cost model's own best schedule (beam search by the model
+// alone, searcher/search/model_seed.h) is measured as one more seed; a share of 0 leaves
+// it out.
+TEST(SearchUntil, MeasuresTheModelsBestScheduleAfterTheSeeds) {
+  const PreparedApp app = prepare_app(kBlurApp, 2);
+  TuneSettings settings;
+  settings.seeds_measured = 0;      // the fallback only, then the model seed
+  settings.calibrate = false;       // so the search ranks by the model `expected` used
+  settings.model_seed_share = 0.9;  // beam search finishes its passes well within it
+  SearchContext ctx;
+  ctx.graph = app.graph;
+  ctx.space = app.space.get();
+  ctx.cost_model = [&] { return settings.cost_model.make(app.graph, app.machine, nullptr); };
+  ctx.seed = 1;
+  const std::string expected =
+      schedule_to_json(model_seed(ctx, Clock::now() + std::chrono::seconds(60)).best);
+  const std::string fallback = schedule_to_json(fallback_schedule(app.graph, app.space->options()));
+  ASSERT_NE(expected, fallback);
+
+  for (double share : {0.9, 0.0}) {
+    settings.model_seed_share = share;
+    FakeBackend backend;
+    BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
+    const Clock::time_point now = Clock::now();
+    search_until(app, "greedy", 1, now, now + std::chrono::seconds(4), m, settings,
+                 [](const LoopProgress &) {});
+    ASSERT_GE(backend.requests.size(), 2u);
+    EXPECT_EQ(backend.requests[0].schedule.schedule_json, fallback);
+    if (share > 0) {
+      EXPECT_EQ(backend.requests[1].schedule.schedule_json, expected);
+    } else {
+      for (const MeasureRequest &r : backend.requests)
+        EXPECT_NE(r.schedule.schedule_json, expected);
+    }
+  }
 }
 
 // Takes `fallback_seconds` to measure the first request (the fallback), nothing for others.

@@ -15,10 +15,11 @@
 #include "searcher/cost/analytic_model.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search/beam_search.h"
+#include "searcher/search/model_seed.h"
 #include "searcher/search/random_search.h"
 #include "searcher/search_space.h"
-#include "tests/searcher/test_pipelines.h"
 #include "tests/searcher/search_fixtures.h"
+#include "tests/searcher/test_pipelines.h"
 
 namespace protuner {
 namespace {
@@ -392,6 +393,32 @@ TEST(RandomSearch, WithoutAMeasurerKeepsTheBestPredicted) {
   EXPECT_EQ(r.best_cost, best);
   EXPECT_EQ(r.rollouts, 25);
   EXPECT_FALSE(r.best_measured_seconds.has_value());
+}
+
+// The model seed is beam search's best by the model alone: it measures nothing and ignores
+// start points, and returns a complete schedule even past its deadline.
+TEST(ModelSeed, IsBeamSearchsBestByTheModelAlone) {
+  Fixture fx;
+  const Clock::time_point later = Clock::now() + std::chrono::seconds(60);
+  const SearchResult beam =
+      BeamSearch(BeamSearchOptions{}, "beam").run(fx.context(hashed_cost, 4), [&] {
+        SearchBudget b;
+        b.deadline = later;
+        return b;
+      }());
+  FakeMeasurer measurer;
+  SearchContext ctx = fx.context(hashed_cost, 4);
+  ctx.measurer = &measurer;
+  ctx.start_points = {greedy().run(fx.context(hashed_cost, 9), iterations(1)).best};
+  const SearchResult seed = model_seed(ctx, later);
+  expect_complete_and_legal(seed);
+  EXPECT_EQ(schedule_to_json(seed.best), schedule_to_json(beam.best));
+  EXPECT_EQ(seed.best_cost, beam.best_cost);
+  EXPECT_EQ(measurer.measurements(), 0);
+  EXPECT_FALSE(seed.best_measured_seconds.has_value());
+
+  expect_complete_and_legal(model_seed(ctx, Clock::now()));
+  EXPECT_EQ(measurer.measurements(), 0);
 }
 
 std::shared_ptr<const PipelineGraph> blur_chain() {
