@@ -432,7 +432,8 @@ void measure_seeds(const PreparedApp &app, SearchOutcome &out, BackendCandidateM
 }
 
 // The cost model's own best schedule (model_seed.h), measured as one more seed once the
-// structural seeds are in, so it is ranked by the model as calibrated on them.
+// structural seeds are in, so the model ranks by its calibration on them when they are
+// enough for one (CalibrationOptions::min_samples).
 void measure_model_seed(const PreparedApp &app, SearchOutcome &out,
                         BackendCandidateMeasurer &measurer, const TuneSettings &settings,
                         uint64_t seed, std::shared_ptr<const AnalyticCalibration> calibration,
