@@ -438,17 +438,17 @@ void measure_model_seed(const PreparedApp &app, SearchOutcome &out,
                         BackendCandidateMeasurer &measurer, const TuneSettings &settings,
                         uint64_t seed, std::shared_ptr<const AnalyticCalibration> calibration,
                         Clock::time_point start, Clock::time_point deadline) {
-  const Clock::time_point now = Clock::now();
-  if (settings.model_seed_share <= 0 || now >= deadline) return;
-  const SearchResult found =
-      model_seed(context_for(app, nullptr, seed, settings, std::move(calibration)),
-                 now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                           settings.model_seed_share * seconds_between(now, deadline))));
-  keep_if_faster(out, found.best, found.best_cost, measurer, seconds_between(start, Clock::now()));
-  const std::optional<MeasureResult> r = measurer.result_for(schedule_to_json(found.best));
+  const Clock::time_point began = Clock::now();
+  const std::optional<SearchResult> found =
+      model_seed(context_for(app, nullptr, seed, settings, std::move(calibration)), deadline,
+                 settings.model_seed_share);
+  if (!found) return;
+  keep_if_faster(out, found->best, found->best_cost, measurer,
+                 seconds_between(start, Clock::now()));
+  const std::optional<MeasureResult> r = measurer.result_for(schedule_to_json(found->best));
   spdlog::info(
       "{}: the cost model's best schedule by beam search ({:.1f} s), predicted {:.3f} ms: {}",
-      app.spec.name, seconds_between(now, Clock::now()), found.best_cost * 1000,
+      app.spec.name, seconds_between(began, Clock::now()), found->best_cost * 1000,
       r && r->status == MeasureStatus::kOk ? fmt::format("measured {:.3f} ms", r->timing.min_ms)
                                            : std::string("did not measure"));
 }

@@ -160,18 +160,13 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
       }
     }
     // Then the cost model's own best schedule (model_seed.h), as `protuner tune` does. With
-    // an iteration budget beam search runs all its passes, so the result is repeatable.
-    const auto now = std::chrono::steady_clock::now();
-    if (settings.iterations || now < *budget.deadline) {
-      const auto model_seed_end =
-          settings.iterations
-              ? *budget.deadline
-              : now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                          kDefaultModelSeedShare * (*budget.deadline - now));
-      const ScheduleState model_best = model_seed(ctx, model_seed_end).best;
-      const std::optional<double> t = measurer->candidates.measure({&model_best})[0];
+    // an iteration budget beam search may run all its passes, so the result is repeatable.
+    const std::optional<SearchResult> model_best =
+        model_seed(ctx, *budget.deadline, settings.iterations ? 1.0 : kDefaultModelSeedShare);
+    if (model_best) {
+      const std::optional<double> t = measurer->candidates.measure({&model_best->best})[0];
       if (t && (!best_seed || *t < best_seed_seconds)) {
-        best_seed = model_best;
+        best_seed = model_best->best;
         best_seed_seconds = *t;
       }
     }

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 
 #include "searcher/search/search.h"
 
@@ -25,8 +26,10 @@ namespace protuner {
 inline constexpr double kDefaultModelSeedShare = 0.05;
 
 // Beam search's best complete schedule for ctx's pipeline by ctx's cost model alone (the
-// measurer and start points are not used), found by `deadline`.
-SearchResult model_seed(const SearchContext &ctx,
-                        std::chrono::steady_clock::time_point deadline);
+// measurer and start points are not used), found in `share` of the time from now to
+// `deadline`; nullopt when share is not positive or the deadline has passed.
+std::optional<SearchResult> model_seed(const SearchContext &ctx,
+                                       std::chrono::steady_clock::time_point deadline,
+                                       double share);
 
 }  // namespace protuner

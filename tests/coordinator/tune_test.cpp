@@ -301,7 +301,7 @@ TEST(SearchUntil, MeasuresTheModelsBestScheduleAfterTheSeeds) {
   ctx.cost_model = [&] { return settings.cost_model.make(app.graph, app.machine, nullptr); };
   ctx.seed = 1;
   const std::string expected =
-      schedule_to_json(model_seed(ctx, Clock::now() + std::chrono::seconds(60)).best);
+      schedule_to_json(model_seed(ctx, Clock::now() + std::chrono::seconds(60), 1.0)->best);
   const std::string fallback = schedule_to_json(fallback_schedule(app.graph, app.space->options()));
   ASSERT_NE(expected, fallback);
 

@@ -396,29 +396,30 @@ TEST(RandomSearch, WithoutAMeasurerKeepsTheBestPredicted) {
 }
 
 // The model seed is beam search's best by the model alone: it measures nothing and ignores
-// start points, and returns a complete schedule even past its deadline.
+// start points. Without time or share it is not searched at all.
 TEST(ModelSeed, IsBeamSearchsBestByTheModelAlone) {
   Fixture fx;
   const Clock::time_point later = Clock::now() + std::chrono::seconds(60);
+  SearchBudget budget;
+  budget.deadline = later;
   const SearchResult beam =
-      BeamSearch(BeamSearchOptions{}, "beam").run(fx.context(hashed_cost, 4), [&] {
-        SearchBudget b;
-        b.deadline = later;
-        return b;
-      }());
+      BeamSearch(BeamSearchOptions{}, "beam").run(fx.context(hashed_cost, 4), budget);
   FakeMeasurer measurer;
   SearchContext ctx = fx.context(hashed_cost, 4);
   ctx.measurer = &measurer;
   ctx.start_points = {greedy().run(fx.context(hashed_cost, 9), iterations(1)).best};
-  const SearchResult seed = model_seed(ctx, later);
-  expect_complete_and_legal(seed);
-  EXPECT_EQ(schedule_to_json(seed.best), schedule_to_json(beam.best));
-  EXPECT_EQ(seed.best_cost, beam.best_cost);
+  const std::optional<SearchResult> seed = model_seed(ctx, later, 1.0);
+  ASSERT_TRUE(seed.has_value());
+  expect_complete_and_legal(*seed);
+  EXPECT_EQ(schedule_to_json(seed->best), schedule_to_json(beam.best));
+  EXPECT_EQ(seed->best_cost, beam.best_cost);
   EXPECT_EQ(measurer.measurements(), 0);
-  EXPECT_FALSE(seed.best_measured_seconds.has_value());
+  EXPECT_FALSE(seed->best_measured_seconds.has_value());
 
-  expect_complete_and_legal(model_seed(ctx, Clock::now()));
-  EXPECT_EQ(measurer.measurements(), 0);
+  const size_t batches = fx.log->batches.size();
+  EXPECT_FALSE(model_seed(ctx, Clock::now(), 1.0).has_value());
+  EXPECT_FALSE(model_seed(ctx, later, 0.0).has_value());
+  EXPECT_EQ(fx.log->batches.size(), batches) << "nothing scored";
 }
 
 std::shared_ptr<const PipelineGraph> blur_chain() {
