@@ -12,11 +12,11 @@
 // one production of theirs touches fits: that traffic stays off the memory bus; the bytes
 // are cached with the producer's features, and producers are featurized first). States
 // share decisions behind shared_ptr and only ever append them, so the identity of a Func's
-// decision entry pins down the decisions of every consumer too. A FeatureCache therefore keys a Func's
-// features on (identity of its decision entry, the Funcs inlined into it, its resident
-// producers and their cache levels); deciding one more Func recomputes that Func's
-// features and those of the Funcs it folds into or stays resident for; everything else is
-// reused.
+// decision entry pins down the decisions of every consumer too. A FeatureCache therefore
+// keys a Func's features on (identity of its decision entry, the Funcs inlined into it,
+// its resident producers and their cache levels); deciding one more Func recomputes that
+// Func's features and those of the Funcs it folds into or stays resident for; everything
+// else is reused.
 //
 // Thread safety: a Featurizer is immutable after construction and may be shared; a
 // FeatureCache is not thread-safe (use one per search thread).
