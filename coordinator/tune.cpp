@@ -431,26 +431,31 @@ void measure_seeds(const PreparedApp &app, SearchOutcome &out, BackendCandidateM
   }
 }
 
-// The cost model's own best schedule (model_seed.h), measured as one more seed once the
+// The cost model's own best schedules (model_seed.h), measured as more seeds once the
 // structural seeds are in, so the model ranks by its calibration on them when they are
 // enough for one (CalibrationOptions::min_samples).
-void measure_model_seed(const PreparedApp &app, SearchOutcome &out,
-                        BackendCandidateMeasurer &measurer, const TuneSettings &settings,
-                        uint64_t seed, std::shared_ptr<const AnalyticCalibration> calibration,
-                        Clock::time_point start, Clock::time_point deadline) {
+void measure_model_seeds(const PreparedApp &app, SearchOutcome &out,
+                         BackendCandidateMeasurer &measurer, const TuneSettings &settings,
+                         uint64_t seed, std::shared_ptr<const AnalyticCalibration> calibration,
+                         Clock::time_point start, Clock::time_point deadline) {
   const Clock::time_point began = Clock::now();
-  const std::optional<SearchResult> found =
-      model_seed(context_for(app, nullptr, seed, settings, std::move(calibration)), deadline,
-                 settings.model_seed_share);
-  if (!found) return;
-  keep_if_faster(out, found->best, found->best_cost, measurer,
-                 seconds_between(start, Clock::now()));
-  const std::optional<MeasureResult> r = measurer.result_for(schedule_to_json(found->best));
-  spdlog::info(
-      "{}: the cost model's best schedule by beam search ({:.1f} s), predicted {:.3f} ms: {}",
-      app.spec.name, seconds_between(began, Clock::now()), found->best_cost * 1000,
-      r && r->status == MeasureStatus::kOk ? fmt::format("measured {:.3f} ms", r->timing.min_ms)
-                                           : std::string("did not measure"));
+  const std::vector<ModelSeed> found =
+      model_seeds(context_for(app, nullptr, seed, settings, std::move(calibration)), deadline,
+                  settings.model_seed_share);
+  const double search_seconds = seconds_between(began, Clock::now());
+  for (const ModelSeed &s : found) {
+    keep_if_faster(out, s.result.best, s.result.best_cost, measurer,
+                   seconds_between(start, Clock::now()));
+    const std::optional<MeasureResult> r = measurer.result_for(schedule_to_json(s.result.best));
+    spdlog::info("{}: the cost model's best schedule by {}, predicted {:.3f} ms: {}", app.spec.name,
+                 s.search, s.result.best_cost * 1000,
+                 r && r->status == MeasureStatus::kOk
+                     ? fmt::format("measured {:.3f} ms", r->timing.min_ms)
+                     : std::string("did not measure"));
+  }
+  if (!found.empty()) {
+    spdlog::info("{}: model seeds searched in {:.1f} s", app.spec.name, search_seconds);
+  }
 }
 
 }  // namespace
@@ -474,7 +479,7 @@ SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm,
     ~StopObserving() { m.on_measured(nullptr); }
   } stop_observing{measurer};
   measure_seeds(app, out, measurer, settings, start, deadline);
-  measure_model_seed(app, out, measurer, settings, seed, calibration, start, deadline);
+  measure_model_seeds(app, out, measurer, settings, seed, calibration, start, deadline);
   for (uint64_t s = seed; out.seeds.empty() || Clock::now() < deadline; ++s) {
     std::unique_ptr<Search> search = make_search(algorithm);
     // Cost-only algorithms get no measurer, so each runs as its name says; their best is

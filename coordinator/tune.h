@@ -72,8 +72,9 @@ struct TuneSettings {
   // from the fallback's end to the search's deadline. 0 measures only the fallback.
   int seeds_measured = kDefaultSeedsMeasured;
   double seeds_budget_share = kDefaultSeedsBudgetShare;
-  // Then the cost model's own best schedule, found by beam search in this share of the
-  // time left (searcher/search/model_seed.h), is measured as one more seed. 0: none.
+  // Then the cost model's own best schedules, found by the plain and the look-ahead beam
+  // in this share of the time left each (searcher/search/model_seed.h), are measured as
+  // more seeds. 0: none.
   double model_seed_share = kDefaultModelSeedShare;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
   int search_threads = 0;

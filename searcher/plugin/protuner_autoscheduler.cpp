@@ -159,14 +159,14 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
         best_seed_seconds = *t;
       }
     }
-    // Then the cost model's own best schedule (model_seed.h), as `protuner tune` does. With
-    // an iteration budget beam search may run all its passes, so the result is repeatable.
-    const std::optional<SearchResult> model_best =
-        model_seed(ctx, *budget.deadline, settings.iterations ? 1.0 : kDefaultModelSeedShare);
-    if (model_best) {
-      const std::optional<double> t = measurer->candidates.measure({&model_best->best})[0];
+    // Then the cost model's own best schedules (model_seed.h), as `protuner tune` does.
+    // With an iteration budget the beam searches may run all their passes, so the result
+    // is repeatable.
+    for (const ModelSeed &s :
+         model_seeds(ctx, *budget.deadline, settings.iterations ? 1.0 : kDefaultModelSeedShare)) {
+      const std::optional<double> t = measurer->candidates.measure({&s.result.best})[0];
       if (t && (!best_seed || *t < best_seed_seconds)) {
-        best_seed = model_best->best;
+        best_seed = s.result.best;
         best_seed_seconds = *t;
       }
     }

@@ -167,7 +167,10 @@ class BeamRun {
   std::vector<Node> expand(const std::vector<Node> &beam, const Effort &effort);
   void sample_children(const Node &parent, const Effort &effort, std::vector<Node> &out);
   bool finish_decision(ScheduleState &state, int f);
-  void score(std::vector<Node> &children, int64_t pass);
+  void score(std::vector<Node> &children, int64_t pass, const Effort &effort);
+  std::vector<double> predict(const std::vector<const ScheduleState *> &batch);
+  std::vector<double> look_ahead(const std::vector<Node> &children,
+                                 const std::vector<double> &costs, const Effort &effort);
   void learn(const std::vector<Node> &complete);
   void report_progress(const std::vector<Node> &beam) const;
 
@@ -216,7 +219,7 @@ bool BeamRun::advance(std::vector<Node> &beam, int64_t pass, const Effort &effor
 
 void BeamRun::step(std::vector<Node> &beam, int64_t pass, const Effort &effort) {
   std::vector<Node> children = expand(beam, effort);
-  score(children, pass);
+  score(children, pass, effort);
   if (children.front().state.complete()) learn(children);
   std::vector<size_t> order(children.size());
   std::iota(order.begin(), order.end(), size_t{0});
@@ -287,28 +290,71 @@ bool BeamRun::finish_decision(ScheduleState &state, int f) {
   return true;
 }
 
-// Predicts every child in one batch and ranks it, penalizing known-bad prefixes after the
-// first pass (at the level of detail the pass compares).
-void BeamRun::score(std::vector<Node> &children, int64_t pass) {
-  std::vector<const ScheduleState *> batch;
-  batch.reserve(children.size());
-  for (const Node &c : children) batch.push_back(&c.state);
+// The model's predictions for `batch`, a NaN as infinity: it must not poison an ordering.
+std::vector<double> BeamRun::predict(const std::vector<const ScheduleState *> &batch) {
   const Clock::time_point t0 = Clock::now();
-  const std::vector<double> costs = model_->predict(batch);
+  std::vector<double> costs = model_->predict(batch);
   stats_.cost_model_seconds += seconds_since(t0);
   if (costs.size() != batch.size()) {
     throw Error("cost model '" + model_->name() + "' returned " + std::to_string(costs.size()) +
                 " predictions for " + std::to_string(batch.size()) + " states");
   }
   result_.evaluations += static_cast<int64_t>(batch.size());
+  for (double &c : costs) {
+    if (std::isnan(c)) c = std::numeric_limits<double>::infinity();
+  }
+  return costs;
+}
+
+// What each child is ranked by, before any penalty: with look-ahead, the cheapest of
+// options_.lookahead_samples decisions sampled for its next Func, else (or when complete,
+// or when every sample dead-ends) its own cost. One batch for all children. The greedy
+// finish after a deadline samples one decision per placement, as for its children.
+std::vector<double> BeamRun::look_ahead(const std::vector<Node> &children,
+                                        const std::vector<double> &costs, const Effort &effort) {
+  if (options_.lookahead_samples <= 0) return costs;
+  const Effort next{1, std::min(options_.lookahead_samples, effort.samples_per_state), 1};
+  std::vector<Node> states;
+  std::vector<size_t> owner;
+  const Clock::time_point t0 = Clock::now();
+  for (size_t i = 0; i < children.size(); ++i) {
+    if (children[i].state.complete()) continue;
+    const size_t before = states.size();
+    sample_children(children[i], next, states);
+    owner.insert(owner.end(), states.size() - before, i);
+  }
+  stats_.sampling_seconds += seconds_since(t0);
+  if (states.empty()) return costs;  // the last Func's step: complete schedules
+  std::vector<const ScheduleState *> batch;
+  batch.reserve(states.size());
+  for (const Node &n : states) batch.push_back(&n.state);
+  const std::vector<double> ahead = predict(batch);
+  stats_.lookahead_states += static_cast<int64_t>(batch.size());
+  std::vector<double> ranks(children.size(), std::numeric_limits<double>::infinity());
+  for (size_t k = 0; k < ahead.size(); ++k) {
+    ranks[owner[k]] = std::min(ranks[owner[k]], ahead[k]);
+  }
+  for (size_t i = 0; i < children.size(); ++i) {
+    if (ranks[i] == std::numeric_limits<double>::infinity()) ranks[i] = costs[i];
+  }
+  return ranks;
+}
+
+// Predicts every child in one batch and ranks it (by its look-ahead when on), penalizing
+// known-bad prefixes after the first pass (at the level of detail the pass compares).
+void BeamRun::score(std::vector<Node> &children, int64_t pass, const Effort &effort) {
+  std::vector<const ScheduleState *> batch;
+  batch.reserve(children.size());
+  for (const Node &c : children) batch.push_back(&c.state);
+  const std::vector<double> costs = predict(batch);
   stats_.children += static_cast<int64_t>(batch.size());
+  const std::vector<double> ranks = look_ahead(children, costs, effort);
   const bool penalize = pass > 0 && options_.known_bad_penalty > 1;
   const int level = static_cast<int>(std::min<int64_t>(pass - 1, kLevels - 1));
   for (size_t i = 0; i < children.size(); ++i) {
     Node &c = children[i];
-    // A NaN prediction must not poison the ordering: rank it last.
-    c.cost = std::isnan(costs[i]) ? std::numeric_limits<double>::infinity() : costs[i];
-    c.ranked = c.cost;
+    c.cost = costs[i];
+    c.ranked = ranks[i];
     const int depth = c.state.num_decided();
     if (penalize && record_.known_bad(level, c.prefix[level], depth)) {
       c.ranked *= options_.known_bad_penalty;
@@ -351,6 +397,12 @@ void BeamRun::report_progress(const std::vector<Node> &beam) const {
 
 }  // namespace
 
+BeamSearchOptions lookahead_beam_options() {
+  BeamSearchOptions o;
+  o.lookahead_samples = kDefaultLookaheadSamples;
+  return o;
+}
+
 BeamSearch::BeamSearch(BeamSearchOptions options, std::string name)
     : options_(options), name_(std::move(name)) {
   const BeamSearchOptions &o = options_;
@@ -359,6 +411,9 @@ BeamSearch::BeamSearch(BeamSearchOptions options, std::string name)
     throw std::invalid_argument(name_ +
                                 ": beam_size, passes, samples_per_state, "
                                 "min_samples_per_placement and max_dead_ends must be at least 1");
+  }
+  if (o.lookahead_samples < 0) {
+    throw std::invalid_argument(name_ + ": lookahead_samples must be non-negative (0: off)");
   }
   if (!(o.known_bad_penalty >= 1) || !(o.known_bad_margin >= 0)) {
     throw std::invalid_argument(name_ +

@@ -8,7 +8,8 @@
 // placement the space offers gets its share of the samples, and each sample walks that
 // placement's tiling steps uniformly at random (SearchSpace::random_child). All children
 // of the whole beam are scored in ONE batched CostModel::predict call; the best
-// `beam_size` survive.
+// `beam_size` survive. With look-ahead (BeamSearchOptions::lookahead_samples) a second
+// batch scores sampled decisions of the next Func, and children are ranked by them.
 //
 // Passes (002_* 4.5 in spirit): every state a pass scores is evidence about its decision
 // prefix: the cheapest prediction at its depth, and, for the complete schedules of a pass's
@@ -40,6 +41,13 @@
 
 namespace protuner {
 
+// Decisions sampled per child by the look-ahead beam ("beam_lookahead"); see
+// BeamSearchOptions::lookahead_samples. 8 found iir_blur's, max_filter's and nl_means's
+// better structures (search_probe) at nine times the plain beam's states; 32 samples of
+// the next Func per child, over 128 children per state, came closer yet to iir_blur's
+// cheapest (13.5 ms predicted against 15.6 for 8 over 32) but took 15 times as long.
+inline constexpr int kDefaultLookaheadSamples = 8;
+
 struct BeamSearchOptions {
   // States kept after each beam step. 32 is the configuration of 002_* and 003_*.
   int beam_size = 32;
@@ -64,6 +72,16 @@ struct BeamSearchOptions {
   // prefix's evidence must be to make it known bad (see above). 0.2 is the 20% within
   // which Adams et al. keep a previous pass's schedules as promising.
   double known_bad_margin = 0.2;
+  // Look-ahead (0: off, the baseline beam of 003_*). With k > 0 a child is ranked by the
+  // cheapest of k decisions sampled for the Func after it (hierarchically, as children
+  // are), not by its own cost: a decision that pays off only through the next one (a
+  // producer computed inside the consumer's tiles, which pays only when the tile spans
+  // the producer's whole scan) is priced with that next decision, where a partial state
+  // prices only the Funcs decided so far. iir_blur: the expert's structure is the model's
+  // cheapest schedule (12.5 ms predicted, 16.1 for the plain beam's best) yet the plain
+  // beam never keeps the consumer tiling it needs. Each step scores (1 + k) times as many
+  // states.
+  int lookahead_samples = 0;
   // A sample that walks into a state without children (the space's look-ahead makes this
   // rare) is dropped; a beam step where every sample was dropped is redrawn up to this many
   // times before the search gives up with Error (no complete schedule in the space).
@@ -77,10 +95,14 @@ struct BeamSearchStats {
   int64_t children = 0;                  // distinct children scored
   int64_t dead_ends = 0;                 // samples dropped at a state without children
   int64_t penalized = 0;                 // children ranked with the known-bad penalty
+  int64_t lookahead_states = 0;          // next-Func states scored to rank children
   bool finished_after_deadline = false;  // a beam completed greedily after the deadline
   double sampling_seconds = 0;           // drawing children
   double cost_model_seconds = 0;         // in CostModel::predict
 };
+
+// The look-ahead beam ("beam_lookahead"): the default beam, with kDefaultLookaheadSamples.
+BeamSearchOptions lookahead_beam_options();
 
 class BeamSearch : public Search {
  public:

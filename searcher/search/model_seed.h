@@ -1,7 +1,8 @@
-// The cost model's own best schedule, as one more seed for a measuring search: beam search
-// (beam_search.h) by the cost model alone, within a short deadline. `protuner tune` and the
-// Halide plugin measure it after the structural seeds (seed_schedules.h) and before the
-// search, so the search starts from it when it runs fastest.
+// The cost model's own best schedules, as more seeds for a measuring search: beam search
+// (beam_search.h) by the cost model alone within a short deadline, plain and with
+// look-ahead. `protuner tune` and the Halide plugin measure them after the structural
+// seeds (seed_schedules.h) and before the search, so the search starts from one of them
+// when it runs fastest.
 //
 // Why: mcts_cost+real follows the fastest measured schedule and changes one Func at a
 // time, and it measures a whole schedule of its own only once, after its trees searched
@@ -11,25 +12,44 @@
 // one's structure cheaper. Beam search finds the model's best structure in about a second
 // on most of the suite (max_filter: 1.7 s, measured 35.2 ms beside the slower tune's
 // 54.5; bgu 34.1 against 40.6).
+//
+// Why two: the plain beam prices a partial state by its decided Funcs only, so it drops a
+// decision that pays off through the next one (iir_blur, max_filter, nl_means: the
+// look-ahead beam's best measured 34.3, 29.8 and 192 ms against the plain beam's 44.9,
+// 45.4 and 301). The look-ahead beam scores nine times as many states, and where its
+// first pass does not fit the deadline it finishes greedily and badly (resnet50: 5368 ms
+// predicted against 1658), and the model is no judge between two close schedules
+// (camera_pipe: 20.7 ms measured for the look-ahead's 13.9 predicted, 18.2 for the
+// plain's 15.7); so the plain beam's best is always a seed, the look-ahead's too when the
+// model ranks it cheaper.
 #pragma once
 
 #include <chrono>
-#include <optional>
+#include <string>
+#include <vector>
 
 #include "searcher/search/search.h"
 
 namespace protuner {
 
-// The share of the time left after the structural seeds that the model seed's beam search
-// may take: 3 minutes give it about 7 s, 15 minutes about 40 s (past the deadline beam
-// search completes its beam greedily). 0 turns the model seed off.
+// The share of the time left, when each beam search starts, that it may take: after the
+// structural seeds of a 3-minute budget that is about 7 s each, of 15 minutes about 40 s
+// (past its deadline beam search completes its beam greedily). 0 turns the model seeds
+// off.
 inline constexpr double kDefaultModelSeedShare = 0.05;
 
-// Beam search's best complete schedule for ctx's pipeline by ctx's cost model alone (the
-// measurer and start points are not used), found in `share` of the time from now to
-// `deadline`; nullopt when share is not positive or the deadline has passed.
-std::optional<SearchResult> model_seed(const SearchContext &ctx,
-                                       std::chrono::steady_clock::time_point deadline,
-                                       double share);
+// One model seed: which search found it, and its result (best schedule, predicted cost).
+struct ModelSeed {
+  std::string search;  // "beam" or "beam_lookahead"
+  SearchResult result;
+};
+
+// The model seeds for ctx's pipeline by ctx's cost model alone (the measurer and start
+// points are not used): the plain beam's best, found in `share` of the time from now to
+// `deadline`, then the look-ahead beam's, found in `share` of the time left after it,
+// when the model ranks it cheaper than the plain one's. Empty when share is not positive
+// or the deadline has passed.
+std::vector<ModelSeed> model_seeds(const SearchContext &ctx,
+                                   std::chrono::steady_clock::time_point deadline, double share);
 
 }  // namespace protuner

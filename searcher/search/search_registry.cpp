@@ -11,7 +11,7 @@ namespace protuner {
 const std::vector<std::string> &search_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n = mcts_configuration_names();
-    n.insert(n.end(), {"beam", "greedy", "random"});
+    n.insert(n.end(), {"beam", "beam_lookahead", "greedy", "random"});
     return n;
   }();
   return names;
@@ -21,6 +21,7 @@ std::unique_ptr<Search> make_search(const std::string &name) {
   MctsOptions mcts;
   if (mcts_options_for(name, mcts)) return std::make_unique<MctsSearch>(mcts, name);
   if (name == "beam") return std::make_unique<BeamSearch>(BeamSearchOptions{}, name);
+  if (name == "beam_lookahead") return std::make_unique<BeamSearch>(lookahead_beam_options(), name);
   if (name == "greedy") {
     BeamSearchOptions greedy;  // beam search with a beam of one, one pass
     greedy.beam_size = 1;

@@ -207,6 +207,40 @@ TEST(BeamSearch, FindsTheOptimumADeceptiveModelHidesFromGreedy) {
   EXPECT_LE(b.best_cost, g.best_cost);
 }
 
+// A decision that pays off only through the next one (iir_blur's transpose computed at
+// root, its producer inside its tiles): b at root costs 1.5 while b is the last Func
+// decided, against 1 for any other placement, and 0.5 once a is computed inside b's loops.
+double pays_off_next_cost(const ScheduleState &s) {
+  if (s.num_decided() < 2) return 1;
+  if (s.decision(1).placement != Placement::kRoot) return 1;
+  if (s.num_decided() < 3) return 1.5;
+  const FuncDecision &a = s.decision(2);
+  return a.placement == Placement::kAt && a.compute_at.func == 1 ? 0.5 : 1.5;
+}
+
+TEST(BeamSearch, LookAheadKeepsADecisionThatPaysOffThroughTheNext) {
+  BeamSearchOptions ahead{.beam_size = 1, .passes = 1};
+  ahead.lookahead_samples = kDefaultLookaheadSamples;
+  Fixture plain_fx, ahead_fx;
+  BeamSearch plain = greedy(), looking(ahead, "greedy_lookahead");
+  const SearchResult p = plain.run(plain_fx.context(pays_off_next_cost, 3), iterations(1));
+  const SearchResult a = looking.run(ahead_fx.context(pays_off_next_cost, 3), iterations(1));
+  expect_complete_and_legal(p);
+  expect_complete_and_legal(a);
+  EXPECT_EQ(p.best_cost, 1) << "without look-ahead b at root looks worse and is dropped";
+  EXPECT_NE(p.best.decision(1).placement, Placement::kRoot);
+  EXPECT_EQ(a.best_cost, 0.5);
+  EXPECT_EQ(a.best.decision(1).placement, Placement::kRoot);
+  EXPECT_EQ(a.best.decision(2).compute_at.func, 1);
+  EXPECT_EQ(plain.last_stats().lookahead_states, 0);
+  EXPECT_GT(looking.last_stats().lookahead_states, 0);
+  // Each step scores its children, then (until the last Func) their next decisions.
+  const size_t funcs = plain_fx.graph->funcs.size();
+  EXPECT_EQ(plain_fx.log->batches.size(), funcs);
+  EXPECT_EQ(ahead_fx.log->batches.size(), 2 * funcs - 1);
+  EXPECT_THROW(BeamSearch({.lookahead_samples = -1}), std::invalid_argument);
+}
+
 // A trap for the beam: inlining b looks best when b is decided (partial cost 1 against 1.1
 // for any other placement, within the 20% margin so neither is condemned by its partial
 // cost), looks slightly worse once a is decided, and every complete schedule with b
@@ -395,30 +429,45 @@ TEST(RandomSearch, WithoutAMeasurerKeepsTheBestPredicted) {
   EXPECT_FALSE(r.best_measured_seconds.has_value());
 }
 
-// The model seed is beam search's best by the model alone: it measures nothing and ignores
-// start points. Without time or share it is not searched at all.
-TEST(ModelSeed, IsBeamSearchsBestByTheModelAlone) {
+// The model seeds are the plain beam's best by the model alone, then the look-ahead
+// beam's when the model ranks it cheaper: they measure nothing and ignore start points.
+// Without time or share nothing is searched at all.
+TEST(ModelSeeds, AreThePlainBeamsBestThenTheLookAheadsWhenCheaper) {
   Fixture fx;
   const Clock::time_point later = Clock::now() + std::chrono::seconds(60);
   SearchBudget budget;
   budget.deadline = later;
-  const SearchResult beam =
-      BeamSearch(BeamSearchOptions{}, "beam").run(fx.context(hashed_cost, 4), budget);
+  const SearchResult beam = BeamSearch().run(fx.context(pays_off_next_cost, 4), budget);
+  const SearchResult ahead =
+      BeamSearch(lookahead_beam_options()).run(fx.context(pays_off_next_cost, 4), budget);
+  ASSERT_EQ(beam.best_cost, 1);
+  ASSERT_EQ(ahead.best_cost, 0.5);
   FakeMeasurer measurer;
-  SearchContext ctx = fx.context(hashed_cost, 4);
+  SearchContext ctx = fx.context(pays_off_next_cost, 4);
   ctx.measurer = &measurer;
-  ctx.start_points = {greedy().run(fx.context(hashed_cost, 9), iterations(1)).best};
-  const std::optional<SearchResult> seed = model_seed(ctx, later, 1.0);
-  ASSERT_TRUE(seed.has_value());
-  expect_complete_and_legal(*seed);
-  EXPECT_EQ(schedule_to_json(seed->best), schedule_to_json(beam.best));
-  EXPECT_EQ(seed->best_cost, beam.best_cost);
+  ctx.start_points = {greedy().run(fx.context(pays_off_next_cost, 9), iterations(1)).best};
+  const std::vector<ModelSeed> seeds = model_seeds(ctx, later, 1.0);
+  ASSERT_EQ(seeds.size(), 2u);
+  EXPECT_EQ(seeds[0].search, "beam");
+  EXPECT_EQ(seeds[1].search, "beam_lookahead");
+  for (size_t k = 0; k < 2; ++k) {
+    const SearchResult &expected = k == 0 ? beam : ahead;
+    expect_complete_and_legal(seeds[k].result);
+    EXPECT_EQ(schedule_to_json(seeds[k].result.best), schedule_to_json(expected.best));
+    EXPECT_EQ(seeds[k].result.best_cost, expected.best_cost);
+    EXPECT_FALSE(seeds[k].result.best_measured_seconds.has_value());
+  }
   EXPECT_EQ(measurer.measurements(), 0);
-  EXPECT_FALSE(seed->best_measured_seconds.has_value());
+
+  // A model that costs every state by its depth alone: looking ahead finds nothing cheaper.
+  const std::vector<ModelSeed> flat = model_seeds(
+      fx.context([](const ScheduleState &s) { return 1.0 + s.num_decided(); }, 4), later, 1.0);
+  ASSERT_EQ(flat.size(), 1u);
+  EXPECT_EQ(flat[0].search, "beam");
 
   const size_t batches = fx.log->batches.size();
-  EXPECT_FALSE(model_seed(ctx, Clock::now(), 1.0).has_value());
-  EXPECT_FALSE(model_seed(ctx, later, 0.0).has_value());
+  EXPECT_TRUE(model_seeds(ctx, Clock::now(), 1.0).empty());
+  EXPECT_TRUE(model_seeds(ctx, later, 0.0).empty());
   EXPECT_EQ(fx.log->batches.size(), batches) << "nothing scored";
 }
 
