@@ -98,7 +98,7 @@ TEST(PluginSettings, RefusesAnUnknownAlgorithmListingTheValidNames) {
   const std::string e = error_of({{"HL_PROTUNER_ALGORITHM", "mcts"}});
   EXPECT_NE(e.find("HL_PROTUNER_ALGORITHM='mcts'"), std::string::npos) << e;
   EXPECT_NE(e.find("mcts_30s, mcts_10s"), std::string::npos) << e;
-  EXPECT_NE(e.find("beam, greedy, random"), std::string::npos) << e;
+  EXPECT_NE(e.find("beam, beam_lookahead, greedy, random"), std::string::npos) << e;
   // Names are case-sensitive, as the README lists them.
   EXPECT_NE(error_of({{"HL_PROTUNER_ALGORITHM", "Random"}}), "");
 }
