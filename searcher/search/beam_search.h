@@ -28,7 +28,8 @@
 // a 100-Func pipeline at the defaults).
 //
 // Thread safety: one run() at a time per object (run() records last_stats()). Single
-// threaded; ctx.threads is not used. Scoring is one batched call per beam step already;
+// threaded; ctx.threads is not used. Scoring is one batched call per beam step already
+// (two with look-ahead);
 // sampling children takes about as long as scoring them (0.6 s each for 36k children on
 // the tests' bilateral grid at 1536x1024, default options), so sampling each beam state
 // on its own thread would nearly halve a step: not done yet.
@@ -42,10 +43,11 @@
 namespace protuner {
 
 // Decisions sampled per child by the look-ahead beam ("beam_lookahead"); see
-// BeamSearchOptions::lookahead_samples. 8 found iir_blur's, max_filter's and nl_means's
-// better structures (search_probe) at nine times the plain beam's states; 32 samples of
-// the next Func per child, over 128 children per state, came closer yet to iir_blur's
-// cheapest (13.5 ms predicted against 15.6 for 8 over 32) but took 15 times as long.
+// BeamSearchOptions::lookahead_samples. With 8 its best measured faster than the plain
+// beam's on iir_blur, max_filter and nl_means (search_probe), at nine times the plain
+// beam's states; 32 samples of the next Func per child, over 128 children per state, came
+// closer yet to iir_blur's cheapest (13.5 ms predicted against 15.6 for 8 over 32) but
+// took 15 times as long.
 inline constexpr int kDefaultLookaheadSamples = 8;
 
 struct BeamSearchOptions {
@@ -79,8 +81,8 @@ struct BeamSearchOptions {
   // the producer's whole scan) is priced with that next decision, where a partial state
   // prices only the Funcs decided so far. iir_blur: the expert's structure is the model's
   // cheapest schedule (12.5 ms predicted, 16.1 for the plain beam's best) yet the plain
-  // beam never keeps the consumer tiling it needs. Each step scores (1 + k) times as many
-  // states.
+  // beam never keeps the consumer tiling it needs. Each step scores up to (1 + k) times
+  // as many states.
   int lookahead_samples = 0;
   // A sample that walks into a state without children (the space's look-ahead makes this
   // rare) is dropped; a beam step where every sample was dropped is redrawn up to this many
