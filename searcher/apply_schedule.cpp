@@ -120,6 +120,18 @@ void apply_directive(const Directive &d, const PipelineGraph &g, std::vector<Hal
     case Kind::kUnroll:
       stage.unroll(var(0));
       break;
+    case Kind::kRfactorBands: {
+      const Halide::RVar outer(d.vars[1]), inner(d.vars[2]);
+      const Halide::Var band(d.vars[3]);
+      Halide::Func partial =
+          stage
+              .split(loop_var(g, funcs, d.func, d.vars[0], true), outer, inner,
+                     static_cast<int>(d.factor), Halide::TailStrategy::GuardWithIf)
+              .rfactor(outer, band);
+      partial.compute_root();
+      partial.update(0).parallel(band);
+      break;
+    }
   }
 }
 
@@ -200,6 +212,16 @@ std::string directive_source(const Directive &d, const PipelineGraph &g) {
     case Kind::kUnroll:
       os << stage_source(d) << ".unroll(" << var_source(d.vars[0]) << ");";
       break;
+    case Kind::kRfactorBands: {
+      const std::string outer = "RVar(" + quoted(d.vars[1]) + ")";
+      const std::string partial = f + "_s" + std::to_string(d.stage) + "_bands";
+      os << "Func " << partial << " = " << stage_source(d) << ".split("
+         << rvar_source(g, d.func, d.vars[0]) << ", " << outer << ", RVar(" << quoted(d.vars[2])
+         << "), " << d.factor << ", TailStrategy::GuardWithIf).rfactor(" << outer << ", "
+         << var_source(d.vars[3]) << "); " << partial << ".compute_root(); " << partial
+         << ".update(0).parallel(" << var_source(d.vars[3]) << ");";
+      break;
+    }
   }
   return os.str();
 }

@@ -24,7 +24,13 @@ StageTiling fallback_stage_tiling(const FuncNode &f, const StageNode &stage,
     t.tile.push_back(std::max<int64_t>(1, loops[v].extent()));
     t.inner.push_back(1);
   }
-  if (n == 0) return t;
+  if (n == 0) {
+    // A reduction with nothing else to parallelize, big enough for tasks, runs in bands.
+    if (stage.rfactorable && region_points(stage.rvar_region) >= o.min_parallel_points) {
+      t.parallel_loops = 1;
+    }
+    return t;
+  }
   const int64_t lanes = native_lanes(f, o);
   if (t.tile[0] >= lanes) t.inner[0] = lanes;
   const int top = n - 1;

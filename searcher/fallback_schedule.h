@@ -1,6 +1,7 @@
 // A schedule that any pipeline gets right away and that compiles about as fast as a
 // schedule can: every Func computed at root, each stage's outermost variable split into
-// parallel tasks and its innermost one vectorized. Tuning measures it first, so an app
+// parallel tasks (a whole-input reduction into parallel bands) and its innermost one
+// vectorized. Tuning measures it first, so an app
 // has a measured result whatever the search's candidates do (at a 3-minute budget every
 // resnet50 and local_laplacian candidate of beam, greedy and MCTS overran the compile
 // limit, and the search returned nothing).
@@ -28,7 +29,9 @@ int64_t native_lanes(const FuncNode &f, const SearchSpaceOptions &options);
 FuncDecision fallback_decision(const FuncNode &f, const SearchSpaceOptions &options);
 
 // The fallback's tiling of one stage computed at root: the outermost variable split into
-// tasks run in parallel, the innermost vectorized where it is that long.
+// tasks run in parallel, the innermost vectorized where it is that long. A stage with no
+// pure variable whose reduction may run in parallel bands (StageNode::rfactorable) and has
+// at least options.min_parallel_points points runs in bands.
 StageTiling fallback_stage_tiling(const FuncNode &f, const StageNode &stage,
                                   const SearchSpaceOptions &options);
 

@@ -41,6 +41,14 @@ bool reduction_order_matters(const StageNode &stage, const StageTiling &t,
   return false;
 }
 
+bool reduction_in_bands(const StageNode &stage, const StageTiling &t) {
+  return stage.rfactorable && stage.num_pure == 0 && t.parallel_loops == 1;
+}
+
+int64_t reduction_band_points(int64_t extent) {
+  return ceil_div(std::max<int64_t>(extent, 1), kParallelReductionBands);
+}
+
 std::string loop_base_name(const StageNode &stage, int var) {
   const std::string &v = stage.loop_vars[var];
   return stage.index == 0 || var >= stage.num_pure ? v : v + "_s" + std::to_string(stage.index);
@@ -95,9 +103,30 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
     loops.push_back(std::move(fused));
   }
   std::move(outer.begin() + fuse, outer.end(), std::back_inserter(loops));
+  const bool bands = reduction_in_bands(stage, t);
+  const int outermost = static_cast<int>(stage.loop_vars.size()) - 1;
+  if (bands) {
+    const int64_t extent = loop_region[outermost].extent();
+    Loop band{stage.loop_vars[outermost] + "_band",
+              LoopKind::kOuter,
+              {outermost},
+              ceil_div(extent, reduction_band_points(extent))};
+    band.parallel = true;
+    band.split = true;
+    band.has_tail = extent % reduction_band_points(extent) != 0;
+    loops.push_back(std::move(band));
+  }
   auto add_reduction = [&] {
-    for (int r = static_cast<int>(stage.loop_vars.size()) - 1; r >= n; --r) {
-      loops.push_back({stage.loop_vars[r], LoopKind::kReduction, {r}, loop_region[r].extent()});
+    for (int r = outermost; r >= n; --r) {
+      const int64_t extent = loop_region[r].extent();
+      if (bands && r == outermost) {
+        loops.push_back({stage.loop_vars[r] + "_in_band",
+                         LoopKind::kReduction,
+                         {r},
+                         reduction_band_points(extent)});
+      } else {
+        loops.push_back({stage.loop_vars[r], LoopKind::kReduction, {r}, extent});
+      }
     }
   };
   if (t.reduction_outside) add_reduction();
@@ -126,6 +155,8 @@ Region iteration_region(const std::vector<Loop> &loops, int l, const StageTiling
         covered = s.tile;
       else if (innermost->kind == LoopKind::kMiddle)
         covered = s.inner;
+    } else if (innermost->kind == LoopKind::kOuter) {  // a band of a reduction in bands
+      covered = reduction_band_points(extent);
     }
     if (covered >= extent) continue;
     // A tile in the middle of the range, shifted inwards at the end like Halide's tails.

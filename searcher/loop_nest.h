@@ -58,6 +58,20 @@ struct Loop {
   bool split = false;
 };
 
+// A stage whose reduction runs in parallel bands (StageNode::rfactorable, tiled with
+// parallel_loops = 1) splits its outermost reduction variable into this many bands, or as
+// many as it has points when fewer: Halide's rfactor makes each band a partial reduction
+// of its own, the bands run in parallel, and the stage then merges the partials. Enough
+// bands to balance 16 cores; the merge adds this many reads per point of the Func, which
+// the cost models do not count (a histogram's 256 bins: 8192 adds against millions of
+// points reduced).
+inline constexpr int64_t kParallelReductionBands = 32;
+
+// Whether tiling `t` runs `stage`'s reduction in parallel bands.
+bool reduction_in_bands(const StageNode &stage, const StageTiling &t);
+// The points of the outermost reduction variable, of `extent` in all, one band covers.
+int64_t reduction_band_points(int64_t extent);
+
 // The name a pure variable's loops are built from. Update stages rename their pure
 // variables ("y" -> "y_s1") so every loop of a Func has its own name: Halide 14 resolves
 // compute_at(f, var) by name across all of f's stages (an explicit stage index is refused
@@ -66,7 +80,9 @@ std::string loop_base_name(const StageNode &stage, int var);
 
 // The loops of `stage` with tiling `t` over `loop_region` (StageNode::loop_region of the
 // Func's region), outermost first. Loops of extent 1 that no split creates are kept, so
-// every stage variable has at least one loop.
+// every stage variable has at least one loop. A reduction in bands has the band loop
+// outermost (parallel, of kind kOuter, iterating the outermost reduction variable), then
+// the reduction loops, the outermost one over one band.
 std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
                               const Region &loop_region);
 

@@ -214,6 +214,10 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
     stage.writes.push_back(compile_box(fn.name(), written, s, bindings));
   }
   stage.ops = histogram_of_stage(def, index > 0, stage.loop_vars, stage.num_pure, fn.name());
+  if (index > 0 && stage.num_pure == 0 && !stage.rvar_region.empty() &&
+      stage.rvar_region.back().extent() >= 2) {
+    stage.rfactorable = HI::prove_associativity(fn.name(), def.args(), def.values()).associative();
+  }
   stage.reads_in_several_shapes = producers_read_in_several_shapes(stage.ops);
   stage.code_per_point = std::max<int64_t>(
       1, std::llround(stage.ops.arithmetic()) + static_cast<int64_t>(stage.ops.accesses.size()));

@@ -55,6 +55,13 @@ struct StageNode {
   int64_t code_per_point = 1;
   int64_t gathers = 0;
 
+  // Whether its reduction may run in parallel bands (StageTiling::parallel_loops = 1 on a
+  // stage with no pure variables; loop_nest.h): an update with no pure variable (a
+  // histogram, a sum over the whole input), which has no other parallelism, whose update
+  // Halide proves associative, so rfactor can split it into partial reductions merged
+  // afterwards, and whose outermost reduction variable has two points or more.
+  bool rfactorable = false;
+
   // The stage's loop region when its Func covers `func_region`, rvars over their domain.
   Region loop_region(const Region &func_region) const;
   // Whether StageTiling::reduction_outside can mean anything: the stage has reduction loops,

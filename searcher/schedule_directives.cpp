@@ -180,6 +180,16 @@ void stage_directives(const ScheduleState &state, int f, int s, std::vector<Dire
   }
   if (loops.size() > 1) out.push_back(reorder);
 
+  if (reduction_in_bands(stage, t)) {
+    // final_loops: the band loop, then the reduction loops, the outermost one's in a band.
+    const std::string &rvar = stage.loop_vars.back();
+    Directive bands{
+        Kind::kRfactorBands, f, s, {rvar, rvar + "_o", final_loops[1].name, final_loops[0].name}};
+    bands.factor = reduction_band_points(region.back().extent());
+    out.push_back(bands);
+    return;
+  }
+
   if (parallel) {
     // The fused loop keeps the name the bounds give it, which compute_at directives use.
     std::string fused = loops[0].name;

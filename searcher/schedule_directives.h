@@ -39,6 +39,10 @@ struct Directive {
     kVectorize,      // stage: vectorize(var)
     kUnroll,         // stage: unroll(var)
     kStoreOnStack,   // func: store_in(MemoryType::Stack)
+    // stage: split(rvar vars[0], vars[1], vars[2], factor, GuardWithIf), rfactor(vars[1],
+    // Var vars[3]) into a partial reduction per band; the partials computed at root, their
+    // update parallel over vars[3] (a reduction in bands, loop_nest.h)
+    kRfactorBands,
   };
   Directive(Kind k, int f, int s = 0, std::vector<std::string> v = {})
       : kind(k), func(f), stage(s), vars(std::move(v)) {}

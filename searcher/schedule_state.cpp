@@ -49,6 +49,16 @@ void ScheduleState::commit(FuncDecision d) {
   decided_.push_back(std::move(entry));
 }
 
+const char *parallel_loops_refusal(const StageNode &stage, int parallel_loops,
+                                   Placement placement) {
+  if (parallel_loops >= 0 && parallel_loops <= stage.num_pure) return nullptr;
+  if (parallel_loops != 1 || !stage.rfactorable) return "parallel_loops out of range";
+  // The partial reductions are Funcs at root, which Halide would compute for the whole
+  // region every time this Func is computed.
+  return placement == Placement::kRoot ? nullptr
+                                       : "a reduction in parallel bands only in Funcs at root";
+}
+
 const char *no_fused_parallel_loops_reason(const FuncNode &node, Placement placement) {
   // FuncNode::may_fuse_parallel_loops says why.
   if (!node.may_fuse_parallel_loops()) {
@@ -143,8 +153,8 @@ std::string ScheduleState::check_decision(const FuncDecision &d) const {
         return "stage " + std::to_string(s) + " needs 1 <= inner <= tile for every variable";
       }
     }
-    if (t.parallel_loops < 0 || t.parallel_loops > static_cast<int>(n)) {
-      return "stage " + std::to_string(s) + " parallel_loops out of range";
+    if (const char *why = parallel_loops_refusal(node.stages[s], t.parallel_loops, d.placement)) {
+      return "stage " + std::to_string(s) + ": " + why;
     }
     if (t.reduction_outside && !node.stages[s].reorderable_reduction()) {
       return "stage " + std::to_string(s) + " has no reduction loops to move outside its tile";
@@ -214,6 +224,11 @@ const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
   const std::vector<Loop> &stage = bounds(at.func).loops[at.stage];
   if (stage[at.loop].kind == LoopKind::kInner)
     return "compute_at a vectorized or unrolled inner loop";
+  if (reduction_in_bands(graph_->funcs[at.func].stages[at.stage],
+                         decision(at.func).stages[at.stage])) {
+    return "compute_at a loop of a reduction in parallel bands (the partial reductions run "
+           "it, in Funcs of their own)";
+  }
   if (!can_compute_at(f, at)) return "some use of it is outside the compute_at loop";
   if (graph_->funcs[f].overcompute_reads_past_inputs &&
       any_enclosing_loop(at, [&](const LoopRef &ref, const Loop &) {
@@ -470,8 +485,10 @@ std::string ScheduleState::check_step(const Step &step) const {
       return step.inner >= 1 && step.tile >= step.inner ? "" : "needs 1 <= inner <= tile";
     case Step::Kind::kParallel: {
       const StageNode &stage = graph_->funcs[num_decided()].stages[next.stage];
-      const int n = stage.num_pure;
-      if (step.parallel_loops < 0 || step.parallel_loops > n) return "parallel_loops out of range";
+      if (const char *why =
+              parallel_loops_refusal(stage, step.parallel_loops, pending_->decision.placement)) {
+        return why;
+      }
       if (step.reduction_outside && !stage.reorderable_reduction()) {
         return "the stage has no reduction loops to move outside its tile";
       }

@@ -19,6 +19,11 @@ namespace protuner {
 // the tilings the search space offers.
 const char *no_fused_parallel_loops_reason(const FuncNode &node, Placement placement);
 
+// Why `parallel_loops` is out of range for `stage` of a Func computed at `placement`, or
+// nullptr when it is in range: 0 up to the stage's pure variables, or 1 on a stage whose
+// reduction may run in parallel bands (StageNode::rfactorable) in a Func at root.
+const char *parallel_loops_refusal(const StageNode &stage, int parallel_loops, Placement placement);
+
 class ScheduleState {
  public:
   explicit ScheduleState(std::shared_ptr<const PipelineGraph> graph);

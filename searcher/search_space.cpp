@@ -375,9 +375,11 @@ std::vector<Step> SearchSpace::parallel_steps(const ScheduleState &state, int st
   const StageNode &node = state.graph().funcs[state.num_decided()].stages[stage];
   const bool movable = reduction_order_matters(node, t, c.extents);
   std::vector<Step> out;
-  for (int par = 0; par <= static_cast<int>(c.extents.size()); ++par) {
+  // A reduction with no pure variable may run in parallel bands, at root.
+  const int most = static_cast<int>(c.extents.size()) + (node.rfactorable && c.at_root ? 1 : 0);
+  for (int par = 0; par <= most; ++par) {
     t.parallel_loops = par;
-    if (!tiling_allowed(t, c, options_)) continue;
+    if (!reduction_in_bands(node, t) && !tiling_allowed(t, c, options_)) continue;
     Step s;
     s.kind = Step::Kind::kParallel;
     s.parallel_loops = par;

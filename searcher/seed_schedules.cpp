@@ -15,7 +15,7 @@ std::vector<SeedSchedule> seeds_to_measure(std::shared_ptr<const PipelineGraph> 
   std::vector<ScheduleState> in_tile = blocked_in_tile_schedules(graph, options);
   const size_t ranked_from = 1 + in_tile.size();
   for (ScheduleState &s : in_tile) candidates.push_back(std::move(s));
-  for (auto *family : {&strip_schedules, &blocked_schedules}) {
+  for (auto *family : {&strip_schedules, &root_strip_schedules, &blocked_schedules}) {
     for (ScheduleState &s : (*family)(graph, options)) candidates.push_back(std::move(s));
   }
   std::vector<const ScheduleState *> batch;

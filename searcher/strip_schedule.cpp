@@ -58,13 +58,14 @@ std::optional<FuncDecision> per_strip(const ScheduleState &state, const FuncNode
   return std::nullopt;
 }
 
-std::optional<ScheduleState> strip_schedule(std::shared_ptr<const PipelineGraph> graph,
-                                            int64_t height, const SearchSpaceOptions &options) {
-  const FuncNode &owner = graph->funcs[0];
-  // The strips run along the outermost pure variable of the owner's last stage that has
-  // enough strips of that height; its producers are computed in that stage's strip loop.
-  const StageNode &last = owner.stages.back();
-  const Region last_loops = last.loop_region(owner.root_region);
+// f at root in parallel strips `height` points high, along the outermost pure variable of
+// its last stage that has kMinStripsPerCore strips per core of that height; each stage's
+// strip loop is its loop 0. Nothing when no variable is that long, or when rounded to whole
+// vectors the strips along x are the whole row.
+std::optional<FuncDecision> in_strips(const FuncNode &f, int64_t height,
+                                      const SearchSpaceOptions &options) {
+  const StageNode &last = f.stages.back();
+  const Region last_loops = last.loop_region(f.root_region);
   const int64_t min_strips = int64_t{kMinStripsPerCore} * std::max(1, options.cores);
   int strip_var = -1;
   for (int v = last.num_pure - 1; v >= 0 && strip_var < 0; --v) {
@@ -72,37 +73,98 @@ std::optional<ScheduleState> strip_schedule(std::shared_ptr<const PipelineGraph>
   }
   if (strip_var < 0) return std::nullopt;
   const int dim = last.pure_dims[strip_var];
-
-  ScheduleState state(graph);
-  FuncDecision out;
-  out.placement = Placement::kRoot;
-  for (const StageNode &stage : owner.stages) {
+  FuncDecision d;
+  d.placement = Placement::kRoot;
+  for (const StageNode &stage : f.stages) {
     const auto it = std::find(stage.pure_dims.begin(), stage.pure_dims.end(), dim);
     const int v = static_cast<int>(it - stage.pure_dims.begin());
-    out.stages.push_back(it == stage.pure_dims.end()
-                             ? fallback_stage_tiling(owner, stage, options)
-                             : strip_tiling(owner, stage, v, height, options));
+    d.stages.push_back(it == stage.pure_dims.end() ? fallback_stage_tiling(f, stage, options)
+                                                   : strip_tiling(f, stage, v, height, options));
   }
-  // Rounded to whole vectors, the strips along x can be the whole row: no strips at all.
-  if (out.stages.back().parallel_loops == 0 || !state.check_decision(out).empty()) {
-    return std::nullopt;
-  }
-  state.decide(std::move(out));
-  const LoopRef strip{0, static_cast<int>(owner.stages.size()) - 1, 0};
+  if (d.stages.back().parallel_loops == 0) return std::nullopt;
+  return d;
+}
+
+// The strip loop of Func f decided in_strips.
+LoopRef strip_loop(const PipelineGraph &graph, int f) {
+  return LoopRef{f, static_cast<int>(graph.funcs[f].stages.size()) - 1, 0};
+}
+
+std::optional<FuncDecision> inlined_if_seed_inlines(const ScheduleState &state, int f) {
+  FuncDecision inlined;
+  inlined.placement = Placement::kInline;
+  if (seed_inlines(state, f) && state.check_decision(inlined).empty()) return inlined;
+  return std::nullopt;
+}
+
+std::optional<ScheduleState> strip_schedule(std::shared_ptr<const PipelineGraph> graph,
+                                            int64_t height, const SearchSpaceOptions &options) {
+  const FuncNode &owner = graph->funcs[0];
+  // The owner's producers are computed in its last stage's strip loop.
+  ScheduleState state(graph);
+  std::optional<FuncDecision> out = in_strips(owner, height, options);
+  if (!out || !state.check_decision(*out).empty()) return std::nullopt;
+  state.decide(std::move(*out));
+  const LoopRef strip = strip_loop(*graph, 0);
 
   for (int f = 1; f < static_cast<int>(graph->funcs.size()); ++f) {
     const FuncNode &node = graph->funcs[f];
-    FuncDecision inlined;
-    inlined.placement = Placement::kInline;
-    if (seed_inlines(state, f) && state.check_decision(inlined).empty()) {
-      state.decide(std::move(inlined));
-      continue;
-    }
-    std::optional<FuncDecision> d;
-    if (!node.is_output) d = per_strip(state, node, f, strip, options);
+    std::optional<FuncDecision> d = inlined_if_seed_inlines(state, f);
+    if (!d && !node.is_output) d = per_strip(state, node, f, strip, options);
     state.decide(d ? std::move(*d) : fallback_decision(node, options));
   }
   return state;
+}
+
+std::optional<ScheduleState> root_strip_schedule(std::shared_ptr<const PipelineGraph> graph,
+                                                 int64_t height,
+                                                 const SearchSpaceOptions &options) {
+  ScheduleState state(graph);
+  std::vector<LoopRef> strips;  // of the Funcs decided at root in strips, in decision order
+  bool fused = false;           // some Func is computed per strip of a Func not the output
+  for (int f = 0; f < static_cast<int>(graph->funcs.size()); ++f) {
+    const FuncNode &node = graph->funcs[f];
+    std::optional<FuncDecision> d = inlined_if_seed_inlines(state, f);
+    // The latest decided first: Funcs are decided consumers first, so that is the nearest
+    // consumer (a vertical pass, for its horizontal pass).
+    for (auto it = strips.rbegin(); !d && !node.is_output && it != strips.rend(); ++it) {
+      d = per_strip(state, node, f, *it, options);
+      fused = fused || (d && it->func != 0);
+    }
+    if (!d) {
+      d = in_strips(node, height, options);
+      if (d && !state.check_decision(*d).empty()) d.reset();
+      if (d) strips.push_back(strip_loop(*graph, f));
+    }
+    state.decide(d ? std::move(*d) : fallback_decision(node, options));
+  }
+  // Without a producer in the strips of a Func other than the output this is about a strip
+  // seed.
+  if (!fused) return std::nullopt;
+  return state;
+}
+
+bool same_schedule(const ScheduleState &a, const ScheduleState &b) {
+  for (int f = 0; f < a.num_decided(); ++f) {
+    if (!(a.decision(f) == b.decision(f))) return false;
+  }
+  return true;
+}
+
+// One schedule per distinct height of kStripHeights `build` makes one for.
+template <typename Build>
+std::vector<ScheduleState> per_height(std::shared_ptr<const PipelineGraph> graph,
+                                      const SearchSpaceOptions &options, const Build &build) {
+  std::vector<ScheduleState> out;
+  if (graph->funcs.empty() || !graph->funcs[0].is_output) return out;
+  for (int height : kStripHeights) {
+    std::optional<ScheduleState> s = build(graph, height, options);
+    if (!s) continue;
+    const bool seen = std::any_of(out.begin(), out.end(),
+                                  [&](const ScheduleState &o) { return same_schedule(o, *s); });
+    if (!seen) out.push_back(std::move(*s));
+  }
+  return out;
 }
 
 }  // namespace
@@ -123,20 +185,12 @@ bool seed_inlines(const ScheduleState &state, int f) {
 
 std::vector<ScheduleState> strip_schedules(std::shared_ptr<const PipelineGraph> graph,
                                            const SearchSpaceOptions &options) {
-  std::vector<ScheduleState> out;
-  if (graph->funcs.empty() || !graph->funcs[0].is_output) return out;
-  for (int height : kStripHeights) {
-    std::optional<ScheduleState> s = strip_schedule(graph, height, options);
-    if (!s) continue;
-    const bool seen = std::any_of(out.begin(), out.end(), [&](const ScheduleState &o) {
-      for (int f = 0; f < static_cast<int>(graph->funcs.size()); ++f) {
-        if (!(o.decision(f) == s->decision(f))) return false;
-      }
-      return true;
-    });
-    if (!seen) out.push_back(std::move(*s));
-  }
-  return out;
+  return per_height(graph, options, strip_schedule);
+}
+
+std::vector<ScheduleState> root_strip_schedules(std::shared_ptr<const PipelineGraph> graph,
+                                                const SearchSpaceOptions &options) {
+  return per_height(graph, options, root_strip_schedule);
 }
 
 }  // namespace protuner

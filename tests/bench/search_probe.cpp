@@ -3,7 +3,7 @@
 // when a search loses to an expert schedule, this tells whether the model ranks the expert
 // schedule worse (a model problem) or the search never reached it (a search problem).
 // Prints one row per search, per seed schedule tuning starts from (the compute-root
-// fallback, the strip and the register-blocked seeds) and per file, and writes the searches' and
+// fallback, the strip, root-strip, register-blocked and block-in-tile seeds) and per file, and writes the searches' and
 // seeds' schedules to --out so `protuner measure --schedule` can time them.
 //
 // Usage: search_probe APP [--algorithms beam,greedy,mcts_1s] [--seconds 20] [--seed 1]
@@ -124,6 +124,10 @@ int main(int argc, char **argv) {
     for (ScheduleState &s : strip_schedules(graph, space.options())) {
       seeds.push_back(std::move(s));
       names.push_back("strips_" + std::to_string(names.size()));
+    }
+    for (ScheduleState &s : root_strip_schedules(graph, space.options())) {
+      seeds.push_back(std::move(s));
+      names.push_back("root_strips_" + std::to_string(names.size()));
     }
     for (ScheduleState &s : blocked_schedules(graph, space.options())) {
       seeds.push_back(std::move(s));

@@ -815,6 +815,34 @@ TEST(FallbackSchedule, ComputesTheSameBitsAtRootInParallelAndVectorized) {
   }
 }
 
+// The fallback counts a histogram of min_parallel_points or more in parallel bands (a
+// partial histogram per band by rfactor, merged after), and it counts the same; with fewer
+// points it counts serially. (The unscheduled reference recomputes the histogram per
+// output point: at 64 x 48 pixels that takes a second, at 256 x 128 minutes.)
+TEST(FallbackSchedule, AWholeImageHistogramCountsTheSameInParallelBands) {
+  SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  Halide::Pipeline reference = testing::equalize_pipeline();
+  const Halide::Buffer<> expected = run(reference);
+  const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
+  int hist = -1;
+  for (size_t f = 0; f < graph->funcs.size(); ++f) {
+    if (stable_func_name(graph->funcs[f].name) == "hist") hist = static_cast<int>(f);
+  }
+  ASSERT_GE(hist, 0);
+  ASSERT_LT(64 * 48, options.min_parallel_points);
+  EXPECT_FALSE(fallback_schedule(graph, options).bounds(hist).loops[1][0].parallel);
+
+  options.min_parallel_points = 64 * 48;
+  const ScheduleState state = fallback_schedule(graph, options);
+  const std::vector<Loop> &loops = state.bounds(hist).loops[1];
+  ASSERT_FALSE(loops.empty());
+  EXPECT_TRUE(loops[0].parallel);
+  EXPECT_EQ(loops[0].extent, 24);  // 48 rows in bands of ceil(48 / 32) = 2
+  Halide::Pipeline p = testing::equalize_pipeline();
+  apply_schedule(state, p);
+  EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "bands");
+}
+
 // Strip seeds (strip_schedule.h) compute the same bits, and have the shape they claim:
 // the output in parallel strips, every Func not inlined computed per strip or at root.
 TEST(StripSchedules, ComputeTheSameBitsInParallelStrips) {
@@ -876,6 +904,74 @@ TEST(StripSchedules, StencilsGoPerStripPointwiseReadsInlineWholeImageReductionsA
   }
   ASSERT_GE(hist, 0);
   EXPECT_EQ(eq_seeds[0].decision(hist).placement, Placement::kRoot);
+}
+
+// Root-strip seeds (strip_schedule.h) compute the same bits on every pipeline they are made
+// for, and have the shape they claim: every Func computed per strip is computed in loop 0
+// (the strip loop) of a Func at root whose strip loop is parallel.
+TEST(RootStripSchedules, ComputeTheSameBitsWithProducersPerStripOfAFuncAtRoot) {
+  const std::vector<std::function<Halide::Pipeline()>> builds = every_test_pipeline();
+  int made_for = 0;
+  for (size_t i = 0; i < builds.size(); ++i) {
+    Halide::Pipeline reference = builds[i]();
+    const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
+    const std::vector<ScheduleState> seeds =
+        root_strip_schedules(graph, SearchSpaceOptions::for_target(strict_host()));
+    if (seeds.empty()) continue;
+    ++made_for;
+    const Halide::Buffer<> expected = run(reference);
+    // The fewest strips only: the JIT compiles dominate this test's time.
+    for (size_t k : {size_t{0}}) {
+      const ScheduleState &state = seeds[k];
+      ASSERT_TRUE(state.complete());
+      bool beside_output = false;
+      for (int f = 1; f < state.num_decided(); ++f) {
+        const FuncDecision &d = state.decision(f);
+        if (d.placement != Placement::kAt) continue;
+        const LoopRef &at = d.compute_at;
+        EXPECT_EQ(at.loop, 0) << graph->funcs[f].name;
+        EXPECT_EQ(state.decision(at.func).placement, Placement::kRoot) << graph->funcs[f].name;
+        EXPECT_TRUE(state.bounds(at.func).loops[at.stage][0].parallel) << graph->funcs[f].name;
+        beside_output = beside_output || at.func != 0;
+      }
+      EXPECT_TRUE(beside_output) << "pipeline " << i << ", seed " << k;
+      Halide::Pipeline p = builds[i]();
+      apply_schedule(state, p);
+      EXPECT_EQ(check(expected, p), std::nullopt) << "pipeline " << i << ", seed " << k << ":\n"
+                                                  << schedule_source(state, "root_strips");
+    }
+  }
+  EXPECT_GE(made_for, 1);
+  std::cout << "root-strip seeds made for " << made_for << " of " << builds.size()
+            << " pipelines\n";
+}
+
+// In a pyramid each level is computed at root in strips and its horizontal pass per strip
+// of it, the expert's shape; a strip seed computes the pass per strip of the output, or at
+// root.
+TEST(RootStripSchedules, APyramidLevelComputesItsHorizontalPassPerStrip) {
+  const auto graph = testing::graph_of(testing::pyramid_pipeline(256, 192, 3));
+  const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  const std::vector<ScheduleState> seeds = root_strip_schedules(graph, options);
+  ASSERT_FALSE(seeds.empty());
+  const auto index_of = [&](const std::string &name) {
+    for (size_t f = 0; f < graph->funcs.size(); ++f) {
+      if (stable_func_name(graph->funcs[f].name) == name) return static_cast<int>(f);
+    }
+    ADD_FAILURE() << "no Func " << name;
+    return 0;
+  };
+  for (int l = 1; l <= 2; ++l) {
+    const int level = index_of("down" + std::to_string(l));
+    const int pass = index_of("down_x" + std::to_string(l));
+    EXPECT_EQ(seeds[0].decision(level).placement, Placement::kRoot) << l;
+    EXPECT_EQ(seeds[0].decision(pass).placement, Placement::kAt) << l;
+    EXPECT_EQ(seeds[0].decision(pass).compute_at.func, level) << l;
+    for (const ScheduleState &strip_seed : strip_schedules(graph, options)) {
+      const FuncDecision &d = strip_seed.decision(pass);
+      EXPECT_TRUE(d.placement != Placement::kAt || d.compute_at.func == 0) << l;
+    }
+  }
 }
 
 // Register-blocked seeds (blocked_schedule.h) compute the same bits, and block what they

@@ -431,8 +431,9 @@ TEST(SearchSpace, TooFewParallelTasksIsTheReasonGiven) {
 
 // A histogram's update scatters over the whole image and has no pure variable to run in
 // parallel: rule 2 cannot apply to it, and every rollout still completes (hist, in the
-// suite, dead-ended: its only placement, root, was pruned for too few tasks).
-TEST(SearchSpace, AnUpdateWithoutPureVariablesRunsSeriallyAtRoot) {
+// suite, dead-ended: its only placement, root, was pruned for too few tasks). At root it
+// may also run in parallel bands (rfactor); the CDF's scan, not associative, may not.
+TEST(SearchSpace, AnUpdateWithoutPureVariablesRunsSeriallyOrInBandsAtRoot) {
   using namespace Halide;
   ImageParam in(UInt(8), 2, "in");
   Var x("x"), y("y"), i("i");
@@ -469,6 +470,60 @@ TEST(SearchSpace, AnUpdateWithoutPureVariablesRunsSeriallyAtRoot) {
   s.decide(root_cdf);
   FuncDecision root_hist = root_cdf;
   EXPECT_EQ(space.pruned_because(s, root_hist), "");
+  EXPECT_TRUE(graph->funcs[2].stages[1].rfactorable);
+  EXPECT_FALSE(graph->funcs[1].stages[1].rfactorable);
+  root_hist.stages[1].parallel_loops = 1;
+  EXPECT_EQ(space.pruned_because(s, root_hist), "");
+  ScheduleState banded = s;
+  banded.decide(root_hist);
+  const std::vector<Loop> &loops = banded.bounds(2).loops[1];
+  ASSERT_EQ(loops.size(), 3u);  // bands, rows of a band, columns
+  EXPECT_TRUE(loops[0].parallel);
+  EXPECT_EQ(loops[0].extent, kParallelReductionBands);
+  EXPECT_EQ(loops[1].extent, 2560 / kParallelReductionBands);
+  EXPECT_EQ(loops[2].extent, 1536);
+  FuncDecision banded_cdf = root_cdf;
+  banded_cdf.stages[1].parallel_loops = 1;
+  ScheduleState before_cdf(graph);
+  before_cdf.decide(o);
+  EXPECT_EQ(before_cdf.check_decision(banded_cdf), "stage 1: parallel_loops out of range");
+  // The partial histograms are at root: a histogram computed per tile of the output would
+  // compute all of them per tile.
+  EXPECT_EQ(parallel_loops_refusal(graph->funcs[2].stages[1], 1, Placement::kAt),
+            std::string("a reduction in parallel bands only in Funcs at root"));
+}
+
+// A Func the banded histogram reads may not be computed at its loops: the partial
+// histograms run them, in Funcs of their own.
+TEST(SearchSpace, NothingIsComputedAtTheLoopsOfAReductionInBands) {
+  using namespace Halide;
+  ImageParam in(UInt(8), 2, "in");
+  Var x("x"), y("y"), i("i");
+  RDom pixels(0, 256, 0, 128, "pixels");
+  Func halved("halved"), hist("hist"), out("out");
+  halved(x, y) = in(x, y) / 2;
+  hist(i) = 0;
+  hist(cast<int>(halved(pixels.x, pixels.y))) += 1;
+  out(i) = hist(i);
+  in.set_estimates({{0, 256}, {0, 128}});
+  out.set_estimates({{0, 128}});
+  const auto graph = graph_of(Pipeline(out));
+  ASSERT_EQ(stable_func_name(graph->funcs[1].name), "hist");
+  ScheduleState s(graph);
+  FuncDecision o;
+  o.placement = Placement::kRoot;
+  o.stages = {StageTiling{{128}, {1}, 0}};
+  s.decide(o);
+  FuncDecision h;
+  h.placement = Placement::kRoot;
+  h.stages = {StageTiling{{128}, {1}, 0}, StageTiling{{}, {}, 1}};
+  s.decide(h);
+  for (int loop = 0; loop < 3; ++loop) {
+    ASSERT_NE(s.compute_at_refusal({1, 1, loop}), nullptr) << loop;
+    EXPECT_NE(std::string(s.compute_at_refusal({1, 1, loop})).find("parallel bands"),
+              std::string::npos)
+        << loop;
+  }
 }
 
 // Storage may move out from the compute loop, but not past a parallel loop, and not at
