@@ -59,12 +59,12 @@ struct Loop {
 };
 
 // A stage whose reduction runs in parallel bands (StageNode::rfactorable, tiled with
-// parallel_loops = 1) splits its outermost reduction variable into this many bands, or as
-// many as it has points when fewer: Halide's rfactor makes each band a partial reduction
-// of its own, the bands run in parallel, and the stage then merges the partials. Enough
-// bands to balance 16 cores; the merge adds this many reads per point of the Func, which
-// the cost models do not count (a histogram's 256 bins: 8192 adds against millions of
-// points reduced).
+// parallel_loops = 1) splits its outermost reduction variable into bands of
+// ceil(extent / kParallelReductionBands) points, so at most this many bands: Halide's
+// rfactor makes each band a partial reduction of its own, the bands run in parallel, and
+// the stage then merges the partials. Enough bands to balance 16 cores; the merge adds a
+// read per band per point of the Func, which the cost models do not count (a histogram's
+// 256 bins: 8192 adds against millions of points reduced).
 inline constexpr int64_t kParallelReductionBands = 32;
 
 // Whether tiling `t` runs `stage`'s reduction in parallel bands.
