@@ -107,13 +107,14 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
   const int outermost = static_cast<int>(stage.loop_vars.size()) - 1;
   if (bands) {
     const int64_t extent = loop_region[outermost].extent();
+    const int64_t points = reduction_band_points(extent);
     Loop band{stage.loop_vars[outermost] + "_band",
               LoopKind::kOuter,
               {outermost},
-              ceil_div(extent, reduction_band_points(extent))};
+              ceil_div(extent, points)};
     band.parallel = true;
     band.split = true;
-    band.has_tail = extent % reduction_band_points(extent) != 0;
+    band.has_tail = extent % points != 0;
     loops.push_back(std::move(band));
   }
   auto add_reduction = [&] {

@@ -375,9 +375,11 @@ std::vector<Step> SearchSpace::parallel_steps(const ScheduleState &state, int st
   const StageNode &node = state.graph().funcs[state.num_decided()].stages[stage];
   const bool movable = reduction_order_matters(node, t, c.extents);
   std::vector<Step> out;
-  // A reduction with no pure variable may run in parallel bands, at root.
-  const int most = static_cast<int>(c.extents.size()) + (node.rfactorable && c.at_root ? 1 : 0);
-  for (int par = 0; par <= most; ++par) {
+  // One past the pure variables is a reduction in parallel bands, where
+  // parallel_loops_refusal (the state's own rule) allows it.
+  const Placement placement = state.pending().placement;
+  for (int par = 0; par <= static_cast<int>(c.extents.size()) + 1; ++par) {
+    if (parallel_loops_refusal(node, par, placement)) continue;
     t.parallel_loops = par;
     if (!reduction_in_bands(node, t) && !tiling_allowed(t, c, options_)) continue;
     Step s;
