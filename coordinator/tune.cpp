@@ -439,11 +439,20 @@ void measure_model_seeds(const PreparedApp &app, SearchOutcome &out,
                          uint64_t seed, std::shared_ptr<const AnalyticCalibration> calibration,
                          Clock::time_point start, Clock::time_point deadline) {
   const Clock::time_point began = Clock::now();
-  const std::vector<ModelSeed> found =
-      model_seeds(context_for(app, nullptr, seed, settings, std::move(calibration)), deadline,
-                  settings.model_seed_share);
+  const SearchContext ctx = context_for(app, nullptr, seed, settings, std::move(calibration));
+  const std::vector<ModelSeed> found = model_seeds(ctx, deadline, settings.model_seed_share);
   const double search_seconds = seconds_between(began, Clock::now());
   for (const ModelSeed &s : found) {
+    if (out.best) {
+      const std::vector<double> predicted = ctx.cost_model()->predict({&s.result.best, &*out.best});
+      if (predicted[0] > settings.model_seed_max_predicted_ratio * predicted[1]) {
+        spdlog::info(
+            "{}: the cost model's best schedule by {}, predicted {:.3f} ms, {:.1f}x the fastest "
+            "measured schedule's prediction: not measured",
+            app.spec.name, s.search, predicted[0] * 1000, predicted[0] / predicted[1]);
+        continue;
+      }
+    }
     keep_if_faster(out, s.result.best, s.result.best_cost, measurer,
                    seconds_between(start, Clock::now()));
     const std::optional<MeasureResult> r = measurer.result_for(schedule_to_json(s.result.best));

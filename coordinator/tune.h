@@ -76,6 +76,10 @@ struct TuneSettings {
   // in this share of the time left each (searcher/search/model_seed.h), are measured as
   // more seeds. 0: none.
   double model_seed_share = kDefaultModelSeedShare;
+  // A model seed is not measured when the same model predicts it this many times slower
+  // than the fastest schedule measured so far: at 3 minutes, resnet50's plain-beam seed,
+  // predicted 3.6x slower, spent its 27 s compile limit and never ran.
+  double model_seed_max_predicted_ratio = 2.0;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
   int search_threads = 0;
   // The searches' cost model (one per search thread). The seeds stay ranked by the

@@ -391,8 +391,14 @@ int64_t ScheduleState::points_per_use(int f, int g, int s) const {
 
 int64_t ScheduleState::inline_footprint(int f) const {
   int64_t worst = 0;
-  for_each_use(*this, f, [&](int g, int s) { worst = std::max(worst, points_per_use(f, g, s)); });
+  for (const InlineUse &use : inline_uses(f)) worst = std::max(worst, use.points_per_iteration);
   return worst;
+}
+
+std::vector<ScheduleState::InlineUse> ScheduleState::inline_uses(int f) const {
+  std::vector<InlineUse> out;
+  for_each_use(*this, f, [&](int g, int s) { out.push_back({g, s, points_per_use(f, g, s)}); });
+  return out;
 }
 
 int64_t ScheduleState::inlined_block_calls(int f) const {

@@ -115,6 +115,15 @@ class ScheduleState {
   // Points of f needed per single point of each non-inlined stage using it, at most: what
   // inlining f would recompute.
   int64_t inline_footprint(int f) const;
+  // One non-inlined stage that would evaluate f were f inlined (through Funcs already
+  // inlined), and the points of f one iteration of its loops, reduction loops included,
+  // would evaluate (ScheduleState::inline_footprint is the most of these).
+  struct InlineUse {
+    int func = 0;
+    int stage = 0;
+    int64_t points_per_iteration = 0;
+  };
+  std::vector<InlineUse> inline_uses(int f) const;
   // Calls of f one innermost block (a stage's vector-and-unrolled inner tile) of a stage
   // using it would make if f were inlined, at most: inline_footprint per point times the
   // block's points. Unrolled, every call is code the compiler must generate.

@@ -170,17 +170,39 @@ std::vector<ScheduleState> per_height(std::shared_ptr<const PipelineGraph> graph
 }  // namespace
 
 bool seed_inlines(const ScheduleState &state, int f) {
-  const FuncNode &node = state.graph().funcs[f];
+  const PipelineGraph &g = state.graph();
+  const FuncNode &node = g.funcs[f];
   if (!node.inlinable()) return false;
-  const int64_t per_use = state.inline_footprint(f);
-  if (node.stages[0].code_per_point <= kCheapCodePerPoint && per_use <= kMaxCheapRecompute) {
+  const double points = static_cast<double>(region_points(node.root_region));
+  const int64_t code = node.stages[0].code_per_point;
+  // Per use, the points of f one iteration of the stage's loops evaluates were f inlined,
+  // and how many times over the stage's whole run evaluates f's points, at most. A
+  // reduction's loops run for each point it computes, and may read the same points of f
+  // again for each (a convolution's padded input, once per output channel and filter tap),
+  // or new ones (a histogram's input, once).
+  int64_t per_use = 0;
+  double reduction_rereads = 0;
+  for (const ScheduleState::InlineUse &use : state.inline_uses(f)) {
+    const StageNode &stage = g.funcs[use.func].stages[use.stage];
+    per_use = std::max(per_use, use.points_per_iteration);
+    if (stage.rvar_region.empty()) continue;
+    const Region loops = stage.loop_region(g.funcs[use.func].root_region);
+    reduction_rereads =
+        std::max(reduction_rereads, static_cast<double>(use.points_per_iteration) *
+                                        static_cast<double>(region_points(loops)) / points);
+  }
+  // A Func that only loads (a wrapper of an input) costs its readers nothing inlined,
+  // however often they read it: a load is what they would do anyway.
+  if (code <= 1) reduction_rereads = 0;
+  if (code <= kCheapCodePerPoint && per_use <= kMaxCheapRecompute &&
+      reduction_rereads <= kMaxCheapRecompute) {
     return true;
   }
   if (node.consumers.size() != 1) return false;  // each consumer would compute it again
-  const FuncNode &consumer = state.graph().funcs[node.consumers[0]];
+  const FuncNode &consumer = g.funcs[node.consumers[0]];
   const double reads = static_cast<double>(per_use) *
                        static_cast<double>(region_points(consumer.root_region));
-  return reads <= (1 + kInlineEdgeRereads) * static_cast<double>(region_points(node.root_region));
+  return reads <= (1 + kInlineEdgeRereads) * points && reduction_rereads <= 1 + kInlineEdgeRereads;
 }
 
 std::vector<ScheduleState> strip_schedules(std::shared_ptr<const PipelineGraph> graph,

@@ -44,7 +44,9 @@ inline constexpr int64_t kMaxCheapRecompute = 9;
 
 // Whether a seed inlines f (the next Func of `state`): its one consumer reads each of its
 // points about once (kInlineEdgeRereads), or it is cheap enough to recompute
-// (kCheapCodePerPoint, kMaxCheapRecompute).
+// (kCheapCodePerPoint, kMaxCheapRecompute). Both count the reads a reduction's loops make
+// per point it computes: a convolution reads its padding again per output channel and
+// filter tap, so the padding is stored; a Func that only loads is inlined whatever reads it.
 bool seed_inlines(const ScheduleState &state, int f);
 
 // Complete, legal schedules (ScheduleState::check_decision), one per distinct height of

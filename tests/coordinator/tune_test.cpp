@@ -288,7 +288,8 @@ TEST(SearchUntil, MeasuresTheSeedsInOrderBeforeSearching) {
 
 // After the structural seeds, the cost model's own best schedules (beam searches by the
 // model alone, searcher/search/model_seed.h) are measured as more seeds, in their order; a
-// share of 0 leaves them out.
+// share of 0 leaves them out, and so does a prediction more than
+// TuneSettings::model_seed_max_predicted_ratio times the fastest measured schedule's.
 TEST(SearchUntil, MeasuresTheModelsBestSchedulesAfterTheSeeds) {
   const PreparedApp app = prepare_app(kBlurApp, 2);
   TuneSettings settings;
@@ -307,7 +308,26 @@ TEST(SearchUntil, MeasuresTheModelsBestSchedulesAfterTheSeeds) {
   const std::string fallback = schedule_to_json(fallback_schedule(app.graph, app.space->options()));
   ASSERT_FALSE(expected.empty());
   ASSERT_NE(expected[0], fallback);
+  // What the model predicts for the first model seed against the fallback, the one
+  // schedule measured before it (the fake backend measures every schedule at 1 ms).
+  const ScheduleState first =
+      model_seeds(ctx, Clock::now() + std::chrono::seconds(60), 1.0)[0].result.best;
+  const ScheduleState fallback_state = fallback_schedule(app.graph, app.space->options());
+  const std::vector<double> predicted = ctx.cost_model()->predict({&first, &fallback_state});
+  const double ratio = predicted[0] / predicted[1];
 
+  settings.model_seed_max_predicted_ratio = 0.99 * ratio;
+  {
+    FakeBackend backend;
+    BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
+    const Clock::time_point now = Clock::now();
+    search_until(app, "greedy", 1, now, now + std::chrono::seconds(4), m, settings,
+                 [](const LoopProgress &) {});
+    for (const MeasureRequest &r : backend.requests)
+      EXPECT_NE(r.schedule.schedule_json, expected[0]) << "predicted " << ratio << "x the fallback";
+  }
+
+  settings.model_seed_max_predicted_ratio = 1.01 * ratio;
   for (double share : {0.9, 0.0}) {
     settings.model_seed_share = share;
     FakeBackend backend;

@@ -906,6 +906,49 @@ TEST(StripSchedules, StencilsGoPerStripPointwiseReadsInlineWholeImageReductionsA
   EXPECT_EQ(eq_seeds[0].decision(hist).placement, Placement::kRoot);
 }
 
+// A convolution's padding (a select per load) is stored, not inlined into the reduction,
+// which would evaluate each padded point once per output channel and filter tap (resnet50's
+// block-in-tile seed: 64 ms with its paddings inlined, 59 stored). A wrapper that only loads
+// an input stays inlined however often the reduction reads it: storing it adds a copy.
+TEST(SeedInlines, AConvolutionsPaddingIsStoredAndABareLoadInlined) {
+  const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  const auto placements = [&](const std::shared_ptr<const PipelineGraph> &graph,
+                              const std::string &name) {
+    std::vector<ScheduleState> seeds = blocked_in_tile_schedules(graph, options);
+    for (ScheduleState &s : strip_schedules(graph, options)) seeds.push_back(std::move(s));
+    std::vector<Placement> out;
+    for (const ScheduleState &s : seeds) {
+      for (size_t f = 0; f < graph->funcs.size(); ++f) {
+        if (stable_func_name(graph->funcs[f].name) == name) {
+          out.push_back(s.decision(static_cast<int>(f)).placement);
+        }
+      }
+    }
+    return out;
+  };
+
+  // Two paddings, each a select (constant_exterior) over a clamp (repeat_edge).
+  const std::vector<Placement> padding =
+      placements(testing::graph_of(testing::conv_stack_pipeline()), "constant_exterior");
+  ASSERT_GE(padding.size(), 4u);
+  for (Placement p : padding) EXPECT_NE(p, Placement::kInline);
+
+  Halide::ImageParam in(Halide::Float(32), 3, "in"), w(Halide::Float(32), 4, "w");
+  Halide::Var c("c"), x("x"), y("y");
+  Halide::RDom r(0, 8, 0, 3, 0, 3, "r");
+  Halide::Func wrapped("wrapped"), conv("conv");
+  wrapped(c, x, y) = in(c, x, y);
+  conv(c, x, y) = 0.0f;
+  conv(c, x, y) += w(c, r.x, r.y, r.z) * wrapped(r.x, x + r.y, y + r.z);
+  in.set_estimates({{0, 8}, {0, 26}, {0, 10}});
+  w.set_estimates({{0, 32}, {0, 8}, {0, 3}, {0, 3}});
+  conv.set_estimates({{0, 32}, {0, 24}, {0, 8}});
+  const auto graph = testing::graph_of(Halide::Pipeline(conv));
+  const std::vector<Placement> wrapper = placements(graph, "wrapped");
+  ASSERT_FALSE(wrapper.empty());
+  for (Placement p : wrapper) EXPECT_EQ(p, Placement::kInline);
+}
+
 // Root-strip seeds (strip_schedule.h) compute the same bits on every pipeline they are made
 // for, and have the shape they claim: every Func computed per strip is computed in loop 0
 // (the strip loop) of a Func at root whose strip loop is parallel.
