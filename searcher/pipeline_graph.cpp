@@ -219,6 +219,15 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
     stage.rfactorable = HI::prove_associativity(fn.name(), def.args(), def.values()).associative();
   }
   stage.reads_in_several_shapes = producers_read_in_several_shapes(stage.ops);
+  for (const Access &a : stage.ops.accesses) {
+    if (!a.is_self || stage.num_pure == 0) continue;
+    for (size_t d = 0; d < a.coefficients.size(); ++d) {
+      for (size_t v = stage.num_pure; v < a.coefficients[d].size(); ++v) {
+        stage.scans =
+            stage.scans || (a.affine[d] && a.coefficients[d][v] != 0 && a.offsets[d] != 0);
+      }
+    }
+  }
   stage.code_per_point = std::max<int64_t>(
       1, std::llround(stage.ops.arithmetic()) + static_cast<int64_t>(stage.ops.accesses.size()));
   for (const Access &a : stage.ops.accesses) stage.gathers += a.pattern == AccessPattern::kGather;

@@ -62,6 +62,12 @@ struct StageNode {
   // afterwards, and whose outermost reduction variable has two points or more.
   bool rfactorable = false;
 
+  // Whether it is a scan: an update with pure variables that reads its own Func a
+  // literal step back along a reduction variable (a recursive filter: blurred(x, r) from
+  // blurred(x, r - 1)), so its points along that dimension are computed in order, each
+  // column whole.
+  bool scans = false;
+
   // The stage's loop region when its Func covers `func_region`, rvars over their domain.
   Region loop_region(const Region &func_region) const;
   // Whether StageTiling::reduction_outside can mean anything: the stage has reduction loops,

@@ -59,14 +59,17 @@ std::vector<ScheduleState> strip_schedules(std::shared_ptr<const PipelineGraph> 
 // Func not inlined computed at root in parallel strips (as the output of a strip seed),
 // except one computed per strip of a Func at root decided before it, the nearest first,
 // where that is legal and recomputes less than kMaxStripRecompute: each horizontal pass
-// per strip of its vertical pass. Funcs too short for strips are computed as in the
+// per strip of its vertical pass. A Func reading a scan (StageNode::scans) is neither
+// inlined nor computed per strip, so that the scan is computed per strip of it: iir_blur's
+// blurs per band of their transposes. Funcs too short for strips are computed as in the
 // fallback. One per distinct height of kStripHeights, lowest first; none where no Func is
 // computed per strip of a Func other than the output (that is about a strip seed).
 //
 // Why: a strip seed computes a pyramid's every level per strip of the output, and the
 // coarse levels recompute too much there, so they go to root with their passes apart; the
 // search then changes one Func at a time and cannot fuse a pass into its level, as that
-// takes two changes (the level in strips, the pass inside them).
+// takes two changes (the level in strips, the pass inside them). Likewise a scan per band
+// of its transpose takes two: the transpose out of line and at root, the scan in it.
 std::vector<ScheduleState> root_strip_schedules(std::shared_ptr<const PipelineGraph> graph,
                                                 const SearchSpaceOptions &options);
 

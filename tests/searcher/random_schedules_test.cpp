@@ -1017,6 +1017,57 @@ TEST(RootStripSchedules, APyramidLevelComputesItsHorizontalPassPerStrip) {
   }
 }
 
+// A recursive filter's updates scan, down and up; its first definition, a convolution's
+// sum, a histogram (self at a data-dependent bin) and a transpose do not. The root-strip seed
+// stores the transpose a scan feeds at root in strips and computes the scan per strip of it, and
+// the second scan per strip of the output, as iir_blur's expert does; inlined, the transpose would
+// gather across rows inside the second scan. Both transposes work in vector squares.
+TEST(RootStripSchedules, AScanIsComputedPerStripOfTheTransposeReadingIt) {
+  const auto graph = testing::graph_of(testing::two_pass_scan_pipeline());
+  const auto index_of = [&](const std::shared_ptr<const PipelineGraph> &g,
+                            const std::string &name) {
+    for (size_t f = 0; f < g->funcs.size(); ++f) {
+      if (stable_func_name(g->funcs[f].name) == name) return static_cast<int>(f);
+    }
+    ADD_FAILURE() << "no Func " << name;
+    return 0;
+  };
+  const int cols = index_of(graph, "cols"), transposed = index_of(graph, "transposed"),
+            rows = index_of(graph, "rows");
+  const std::vector<StageNode> &cols_stages = graph->funcs[cols].stages;
+  ASSERT_EQ(cols_stages.size(), 3u);
+  EXPECT_FALSE(cols_stages[0].scans);
+  EXPECT_TRUE(cols_stages[1].scans);  // cols(x, down) from cols(x, down - 1)
+  EXPECT_TRUE(cols_stages[2].scans);  // and back up: cols(x, y_up) from cols(x, y_up + 1)
+  EXPECT_FALSE(graph->funcs[transposed].stages[0].scans);
+  const std::vector<std::function<Halide::Pipeline()>> others = {
+      [] { return testing::conv_relu_pipeline(); },
+      [] { return testing::bilateral_grid_pipeline(); }};
+  for (const auto &build : others) {
+    for (const FuncNode &f : testing::graph_of(build())->funcs) {
+      for (const StageNode &s : f.stages) EXPECT_FALSE(s.scans) << f.name;
+    }
+  }
+
+  const std::vector<ScheduleState> seeds =
+      root_strip_schedules(graph, SearchSpaceOptions::for_target(strict_host()));
+  ASSERT_FALSE(seeds.empty());
+  const ScheduleState &seed = seeds[0];
+  EXPECT_EQ(seed.decision(transposed).placement, Placement::kRoot);
+  EXPECT_TRUE(seed.bounds(transposed).loops[0][0].parallel);
+  // The transposes work in blocks of one vector square.
+  for (int f : {0, transposed}) {
+    const std::vector<int64_t> &inner = seed.decision(f).stages[0].inner;
+    EXPECT_EQ(inner[0],
+              native_lanes(graph->funcs[f], SearchSpaceOptions::for_target(strict_host())));
+    EXPECT_EQ(inner[1], inner[0]) << graph->funcs[f].name;
+  }
+  EXPECT_EQ(seed.decision(cols).placement, Placement::kAt);
+  EXPECT_EQ(seed.decision(cols).compute_at.func, transposed);
+  EXPECT_EQ(seed.decision(rows).placement, Placement::kAt);
+  EXPECT_EQ(seed.decision(rows).compute_at.func, 0);
+}
+
 // Register-blocked seeds (blocked_schedule.h) compute the same bits, and block what they
 // claim: the reduction update's innermost loops a vectorized and an unrolled one, the
 // reduction loops around them. Pipelines without a 2-D reduction get none.
