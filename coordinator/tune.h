@@ -78,7 +78,7 @@ struct TuneSettings {
   double model_seed_share = kDefaultModelSeedShare;
   // A model seed is not measured when the same model predicts it this many times slower
   // than the fastest schedule measured so far: at 3 minutes, resnet50's plain-beam seed,
-  // predicted 3.6x slower, spent its 27 s compile limit and never ran.
+  // predicted 3.6x to 4.4x slower, spent its 27 s compile limit and never ran.
   double model_seed_max_predicted_ratio = 2.0;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
   int search_threads = 0;

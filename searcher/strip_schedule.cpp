@@ -200,8 +200,9 @@ bool seed_inlines(const ScheduleState &state, int f) {
   if (!node.inlinable()) return false;
   const double points = static_cast<double>(region_points(node.root_region));
   const int64_t code = node.stages[0].code_per_point;
-  // Per use, the points of f one iteration of the stage's loops evaluates were f inlined,
-  // and how many times over the stage's whole run evaluates f's points, at most. A
+  // Over the stages that would evaluate f were it inlined: the most points of f one
+  // iteration of a stage's loops evaluates (per_use), and the most times a stage with
+  // reduction loops evaluates each point of f over its whole run (reduction_rereads). A
   // reduction's loops run for each point it computes, and may read the same points of f
   // again for each (a convolution's padded input, once per output channel and filter tap),
   // or new ones (a histogram's input, once).
