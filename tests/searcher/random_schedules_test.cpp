@@ -1044,7 +1044,8 @@ TEST(RootStripSchedules, AScanIsComputedPerStripOfTheTransposeReadingIt) {
       [] { return testing::conv_relu_pipeline(); },
       [] { return testing::bilateral_grid_pipeline(); }};
   for (const auto &build : others) {
-    for (const FuncNode &f : testing::graph_of(build())->funcs) {
+    const auto other = testing::graph_of(build());
+    for (const FuncNode &f : other->funcs) {
       for (const StageNode &s : f.stages) EXPECT_FALSE(s.scans) << f.name;
     }
   }
