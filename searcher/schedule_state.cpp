@@ -391,7 +391,7 @@ int64_t ScheduleState::points_per_use(int f, int g, int s) const {
 
 int64_t ScheduleState::inline_footprint(int f) const {
   int64_t worst = 0;
-  for (const InlineUse &use : inline_uses(f)) worst = std::max(worst, use.points_per_iteration);
+  for_each_use(*this, f, [&](int g, int s) { worst = std::max(worst, points_per_use(f, g, s)); });
   return worst;
 }
 
