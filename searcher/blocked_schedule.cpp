@@ -292,13 +292,8 @@ std::optional<ScheduleState> blocked_in_tile(std::shared_ptr<const PipelineGraph
       blocked = true;
       continue;
     }
-    FuncDecision inlined;
-    inlined.placement = Placement::kInline;
-    if (seed_inlines(state, f) && state.check_decision(inlined).empty()) {
-      state.decide(std::move(inlined));
-    } else {
-      state.decide(fallback_decision(node, options));
-    }
+    std::optional<FuncDecision> inlined = inlined_if_seed_inlines(state, f);
+    state.decide(inlined ? std::move(*inlined) : fallback_decision(node, options));
   }
   if (!blocked || (panels && !copied)) return std::nullopt;
   return state;

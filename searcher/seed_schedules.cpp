@@ -4,6 +4,7 @@
 
 #include "searcher/blocked_schedule.h"
 #include "searcher/fallback_schedule.h"
+#include "searcher/sliced_schedule.h"
 #include "searcher/strip_schedule.h"
 
 namespace protuner {
@@ -12,9 +13,10 @@ std::vector<SeedSchedule> seeds_to_measure(std::shared_ptr<const PipelineGraph> 
                                            const SearchSpaceOptions &options, CostModel &model,
                                            int max_seeds) {
   std::vector<ScheduleState> candidates = {fallback_schedule(graph, options)};
-  std::vector<ScheduleState> in_tile = blocked_in_tile_schedules(graph, options);
-  const size_t ranked_from = 1 + in_tile.size();
-  for (ScheduleState &s : in_tile) candidates.push_back(std::move(s));
+  for (auto *family : {&blocked_in_tile_schedules, &sliced_reduction_schedules}) {
+    for (ScheduleState &s : (*family)(graph, options)) candidates.push_back(std::move(s));
+  }
+  const size_t ranked_from = candidates.size();
   for (auto *family : {&strip_schedules, &root_strip_schedules, &blocked_schedules}) {
     for (ScheduleState &s : (*family)(graph, options)) candidates.push_back(std::move(s));
   }

@@ -47,27 +47,33 @@ StageTiling strip_tiling(const FuncNode &f, const StageNode &stage, int v, int64
   return t;
 }
 
-// f computed and stored per strip, vectorized if that is legal, or nothing when no such
-// decision is legal or it would recompute too much.
-std::optional<FuncDecision> per_strip(const ScheduleState &state, const FuncNode &f, int index,
-                                      const LoopRef &strip, const SearchSpaceOptions &options) {
-  const Region region = state.region_at(index, strip);
-  const double points = static_cast<double>(region_points(region)) *
-                        static_cast<double>(state.realizations_at(strip));
-  if (points >= kMaxStripRecompute * static_cast<double>(region_points(f.root_region))) {
+}  // namespace
+
+std::optional<FuncDecision> per_iteration(const ScheduleState &state, int f, const LoopRef &at,
+                                          const SearchSpaceOptions &options,
+                                          const std::optional<LoopRef> &store_at) {
+  const FuncNode &node = state.graph().funcs[f];
+  const LoopRef stored = store_at.value_or(at);
+  const double points = static_cast<double>(region_points(state.region_at(f, stored))) *
+                        static_cast<double>(state.realizations_at(stored));
+  if (points >= kMaxStripRecompute * static_cast<double>(region_points(node.root_region))) {
     return std::nullopt;
   }
+  const Region region = state.region_at(f, at);
   for (bool vectorize : {true, false}) {
     FuncDecision d;
     d.placement = Placement::kAt;
-    d.compute_at = d.store_at = strip;
-    for (const StageNode &stage : f.stages) {
-      d.stages.push_back(whole_tiling(f, stage, region, vectorize, options));
+    d.compute_at = at;
+    d.store_at = stored;
+    for (const StageNode &stage : node.stages) {
+      d.stages.push_back(whole_tiling(node, stage, region, vectorize, options));
     }
     if (state.check_decision(d).empty()) return d;
   }
   return std::nullopt;
 }
+
+namespace {
 
 // f at root in parallel strips `height` points high, along the outermost pure variable of
 // its last stage that has kMinStripsPerCore strips per core of that height; each stage's
@@ -101,13 +107,6 @@ LoopRef strip_loop(const PipelineGraph &graph, int f) {
   return LoopRef{f, static_cast<int>(graph.funcs[f].stages.size()) - 1, 0};
 }
 
-std::optional<FuncDecision> inlined_if_seed_inlines(const ScheduleState &state, int f) {
-  FuncDecision inlined;
-  inlined.placement = Placement::kInline;
-  if (seed_inlines(state, f) && state.check_decision(inlined).empty()) return inlined;
-  return std::nullopt;
-}
-
 std::optional<ScheduleState> strip_schedule(std::shared_ptr<const PipelineGraph> graph,
                                             int64_t height, const SearchSpaceOptions &options) {
   const FuncNode &owner = graph->funcs[0];
@@ -121,7 +120,7 @@ std::optional<ScheduleState> strip_schedule(std::shared_ptr<const PipelineGraph>
   for (int f = 1; f < static_cast<int>(graph->funcs.size()); ++f) {
     const FuncNode &node = graph->funcs[f];
     std::optional<FuncDecision> d = inlined_if_seed_inlines(state, f);
-    if (!d && !node.is_output) d = per_strip(state, node, f, strip, options);
+    if (!d && !node.is_output) d = per_iteration(state, f, strip, options);
     state.decide(d ? std::move(*d) : fallback_decision(node, options));
   }
   return state;
@@ -153,7 +152,7 @@ std::optional<ScheduleState> root_strip_schedule(std::shared_ptr<const PipelineG
     // consumer (a vertical pass, for its horizontal pass).
     for (auto it = strips.rbegin(); !d && !node.is_output && !scan_reader && it != strips.rend();
          ++it) {
-      d = per_strip(state, node, f, *it, options);
+      d = per_iteration(state, f, *it, options);
       fused = fused || (d && it->func != 0);
     }
     if (!d) {
@@ -229,6 +228,13 @@ bool seed_inlines(const ScheduleState &state, int f) {
   const double reads = static_cast<double>(per_use) *
                        static_cast<double>(region_points(consumer.root_region));
   return reads <= (1 + kInlineEdgeRereads) * points && reduction_rereads <= 1 + kInlineEdgeRereads;
+}
+
+std::optional<FuncDecision> inlined_if_seed_inlines(const ScheduleState &state, int f) {
+  FuncDecision inlined;
+  inlined.placement = Placement::kInline;
+  if (seed_inlines(state, f) && state.check_decision(inlined).empty()) return inlined;
+  return std::nullopt;
 }
 
 std::vector<ScheduleState> strip_schedules(std::shared_ptr<const PipelineGraph> graph,

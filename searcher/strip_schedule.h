@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "searcher/schedule_state.h"
@@ -48,6 +49,20 @@ inline constexpr int64_t kMaxCheapRecompute = 9;
 // per point it computes: a convolution reads its padding again per output channel and
 // filter tap, so the padding is stored; a Func that only loads is inlined whatever reads it.
 bool seed_inlines(const ScheduleState &state, int f);
+
+// Func f (the next of `state`) computed per iteration of loop `at`: each stage whole over
+// the region one iteration needs, its innermost variable vectorized if that is legal. It
+// is stored there too, or at `store_at`, a loop enclosing `at`, so that Halide slides it
+// along the loops in between and computes about the region stored there once per
+// iteration of `store_at`. Nothing when no such decision is legal, or when the stored
+// regions over the whole run would be kMaxStripRecompute times f's root region or more.
+std::optional<FuncDecision> per_iteration(const ScheduleState &state, int f, const LoopRef &at,
+                                          const SearchSpaceOptions &options,
+                                          const std::optional<LoopRef> &store_at = std::nullopt);
+
+// The decision inlining f (the next Func of `state`) where a seed inlines it and that is
+// legal, else nothing.
+std::optional<FuncDecision> inlined_if_seed_inlines(const ScheduleState &state, int f);
 
 // Complete, legal schedules (ScheduleState::check_decision), one per distinct height of
 // kStripHeights some dimension of the output is long enough for, lowest first. Empty when

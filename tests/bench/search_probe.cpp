@@ -3,8 +3,9 @@
 // when a search loses to an expert schedule, this tells whether the model ranks the expert
 // schedule worse (a model problem) or the search never reached it (a search problem).
 // Prints one row per search, per seed schedule tuning starts from (the compute-root
-// fallback, the strip, root-strip, register-blocked and block-in-tile seeds) and per file, and writes the searches' and
-// seeds' schedules to --out so `protuner measure --schedule` can time them.
+// fallback, the strip, root-strip, register-blocked, block-in-tile and sliced seeds) and per file,
+// and writes the searches' and seeds' schedules to --out so `protuner measure --schedule` can time
+// them.
 //
 // Usage: search_probe APP [--algorithms beam,greedy,mcts_1s] [--seconds 20] [--seed 1]
 //                         [--out DIR] [--schedule FILE]... [--features NAME,...]
@@ -18,17 +19,19 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include "common/app.h"
 #include "common/host_target.h"
 #include "coordinator/text_table.h"
 #include "searcher/apply_schedule.h"
+#include "searcher/blocked_schedule.h"
 #include "searcher/cost/analytic_model.h"
+#include "searcher/fallback_schedule.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search/search_registry.h"
 #include "searcher/search_space.h"
-#include "searcher/blocked_schedule.h"
-#include "searcher/fallback_schedule.h"
+#include "searcher/sliced_schedule.h"
 #include "searcher/strip_schedule.h"
 
 namespace {
@@ -118,24 +121,21 @@ int main(int argc, char **argv) {
       table.add_row({name, format_fixed(1000 * model.predict({&r.best})[0], 3),
                      std::to_string(r.evaluations), format_fixed(took, 1), path});
     }
-    // The seeds tuning measures before searching (fallback_schedule.h, strip_schedule.h).
+    // The seeds tuning measures before searching (seed_schedules.h).
     std::vector<ScheduleState> seeds = {fallback_schedule(graph, space.options())};
     std::vector<std::string> names = {"fallback"};
-    for (ScheduleState &s : strip_schedules(graph, space.options())) {
-      seeds.push_back(std::move(s));
-      names.push_back("strips_" + std::to_string(names.size()));
-    }
-    for (ScheduleState &s : root_strip_schedules(graph, space.options())) {
-      seeds.push_back(std::move(s));
-      names.push_back("root_strips_" + std::to_string(names.size()));
-    }
-    for (ScheduleState &s : blocked_schedules(graph, space.options())) {
-      seeds.push_back(std::move(s));
-      names.push_back("blocked_" + std::to_string(names.size()));
-    }
-    for (ScheduleState &s : blocked_in_tile_schedules(graph, space.options())) {
-      seeds.push_back(std::move(s));
-      names.push_back("in_tile_" + std::to_string(names.size()));
+    using Family = std::vector<ScheduleState> (*)(std::shared_ptr<const PipelineGraph>,
+                                                  const SearchSpaceOptions &);
+    const std::pair<const char *, Family> families[] = {{"strips_", &strip_schedules},
+                                                        {"root_strips_", &root_strip_schedules},
+                                                        {"blocked_", &blocked_schedules},
+                                                        {"in_tile_", &blocked_in_tile_schedules},
+                                                        {"sliced_", &sliced_reduction_schedules}};
+    for (const auto &[prefix, family] : families) {
+      for (ScheduleState &s : family(graph, space.options())) {
+        seeds.push_back(std::move(s));
+        names.push_back(prefix + std::to_string(names.size()));
+      }
     }
     for (size_t k = 0; k < seeds.size(); ++k) {
       const std::string &name = names[k];

@@ -22,6 +22,7 @@
 #include "searcher/schedule_directives.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search_space.h"
+#include "searcher/sliced_schedule.h"
 #include "searcher/strip_schedule.h"
 #include "tests/searcher/guarded_allocations.h"
 #include "tests/searcher/search_fixtures.h"
@@ -773,6 +774,15 @@ TEST(AppliedSchedules, NothingSlidesAlongTheLoopsOfAProductOfAFuncWithItself) {
   EXPECT_EQ(check(expected, scheduled), std::nullopt) << schedule_source(state, "per_row");
 }
 
+// The index of the Func named `name` in `g` (failing the test when there is none).
+int index_of(const std::shared_ptr<const PipelineGraph> &g, const std::string &name) {
+  for (size_t f = 0; f < g->funcs.size(); ++f) {
+    if (stable_func_name(g->funcs[f].name) == name) return static_cast<int>(f);
+  }
+  ADD_FAILURE() << "no Func " << name;
+  return 0;
+}
+
 // Every pipeline of test_pipelines.h, for checks of one schedule per pipeline.
 std::vector<std::function<Halide::Pipeline()>> every_test_pipeline() {
   return {[] { return testing::blur_chain_pipeline(); },
@@ -782,7 +792,8 @@ std::vector<std::function<Halide::Pipeline()>> every_test_pipeline() {
           [] { return testing::pyramid_pipeline(); },
           [] { return testing::equalize_pipeline(); },
           [] { return testing::two_pass_scan_pipeline(); },
-          [] { return testing::conv_stack_pipeline(); }};
+          [] { return testing::conv_stack_pipeline(); },
+          [] { return testing::patch_window_pipeline(); }};
 }
 
 // The schedule tuning measures first must be right on every pipeline, and be the parallel,
@@ -1024,14 +1035,6 @@ TEST(RootStripSchedules, APyramidLevelComputesItsHorizontalPassPerStrip) {
 // gather across rows inside the second scan. Both transposes work in vector squares.
 TEST(RootStripSchedules, AScanIsComputedPerStripOfTheTransposeReadingIt) {
   const auto graph = testing::graph_of(testing::two_pass_scan_pipeline());
-  const auto index_of = [&](const std::shared_ptr<const PipelineGraph> &g,
-                            const std::string &name) {
-    for (size_t f = 0; f < g->funcs.size(); ++f) {
-      if (stable_func_name(g->funcs[f].name) == name) return static_cast<int>(f);
-    }
-    ADD_FAILURE() << "no Func " << name;
-    return 0;
-  };
   const int cols = index_of(graph, "cols"), transposed = index_of(graph, "transposed"),
             rows = index_of(graph, "rows");
   const std::vector<StageNode> &cols_stages = graph->funcs[cols].stages;
@@ -1067,6 +1070,89 @@ TEST(RootStripSchedules, AScanIsComputedPerStripOfTheTransposeReadingIt) {
   EXPECT_EQ(seed.decision(cols).compute_at.func, transposed);
   EXPECT_EQ(seed.decision(rows).placement, Placement::kAt);
   EXPECT_EQ(seed.decision(rows).compute_at.func, 0);
+}
+
+// Sliced seeds (sliced_schedule.h) compute the same bits, in the two shapes of nl_means'
+// fast schedules: the output in parallel tiles and the weighted sum per tile, either with
+// its window loops outside the tile's pixels and every per-offset patch distance computed
+// at the innermost window loop, or around row segments of registers with the box sums
+// per offset of a segment and the squared differences sliding down the tile's rows. The
+// weight is inlined, the clamped input per tile. No other test pipeline has distances to
+// slice.
+TEST(SlicedSchedules, ThePatchDistancesAreComputedPerOffsetInTheTile) {
+  const auto build = [] { return testing::patch_window_pipeline(); };
+  Halide::Pipeline reference = build();
+  const Halide::Buffer<> expected = run(reference);
+  const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
+  const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  const std::vector<ScheduleState> seeds = sliced_reduction_schedules(graph, options);
+  ASSERT_EQ(seeds.size(), std::size(kSliceShapes));
+  const int acc = index_of(graph, "acc"), weight = index_of(graph, "weight"),
+            diff = index_of(graph, "diff");
+  const LoopRef tile_loop{0, 0, 0};
+  for (size_t k = 0; k < seeds.size(); ++k) {
+    const ScheduleState &seed = seeds[k];
+    const SliceShape &shape = kSliceShapes[k];
+    const std::string source = schedule_source(seed, "sliced");
+    ASSERT_TRUE(seed.complete());
+    const Loop &tiles = seed.bounds(0).loops[0][0];
+    EXPECT_TRUE(tiles.parallel) << source;
+    EXPECT_EQ(tiles.kind, LoopKind::kOuter) << source;
+    ASSERT_EQ(seed.decision(acc).placement, Placement::kAt) << source;
+    EXPECT_TRUE(seed.decision(acc).compute_at == tile_loop) << source;
+    ASSERT_EQ(seed.decision(acc).stages.size(), 2u);
+    const StageTiling &sum = seed.decision(acc).stages[1];
+    EXPECT_EQ(sum.reduction_outside, shape.row_vectors == 0) << source;
+    // The update's loops: s.y and s.x outside the tile's rows and columns, or inside them
+    // around a vectorized row segment.
+    const std::vector<Loop> &update = seed.bounds(acc).loops[1];
+    std::vector<int> window;
+    for (int l = 0; l < static_cast<int>(update.size()); ++l) {
+      if (update[l].kind == LoopKind::kReduction) window.push_back(l);
+    }
+    ASSERT_EQ(window.size(), 2u) << source;
+    EXPECT_EQ(window[1], window[0] + 1) << source;
+    if (shape.row_vectors == 0) {
+      EXPECT_EQ(window[0], 0) << source;
+    } else {
+      EXPECT_EQ(sum.inner[0], shape.row_vectors * native_lanes(graph->funcs[acc], options));
+      EXPECT_EQ(window[1] + 2, static_cast<int>(update.size())) << source;
+      EXPECT_TRUE(update.back().vectorized) << source;
+    }
+    const LoopRef slice{acc, 1, window[1]};
+    for (const std::string name : {"blur_x", "blur_y", "diff"}) {
+      const int f = index_of(graph, name);
+      const FuncDecision &d = seed.decision(f);
+      ASSERT_EQ(d.placement, Placement::kAt) << name << "\n" << source;
+      if (f == diff && shape.row_vectors > 0) {
+        // The box sum down the columns reads 3 rows of it per row segment: computed per
+        // row, stored per tile.
+        EXPECT_TRUE(d.compute_at == (LoopRef{acc, 1, 0})) << source;
+        EXPECT_TRUE(d.store_at == tile_loop) << source;
+        continue;
+      }
+      EXPECT_TRUE(d.compute_at == slice) << name << "\n" << source;
+      // One offset's slice: pixels (and the patch halo) by one offset.
+      const Region region = seed.region_at(f, slice);
+      EXPECT_EQ(region[2].extent(), 1) << name;
+      EXPECT_EQ(region[3].extent(), 1) << name;
+    }
+    EXPECT_EQ(seed.decision(weight).placement, Placement::kInline) << source;
+    bool clamped_per_tile = false;
+    for (int f = 0; f < seed.num_decided(); ++f) {
+      clamped_per_tile |= seed.decision(f).placement == Placement::kAt &&
+                          seed.decision(f).compute_at == tile_loop && f != acc;
+    }
+    EXPECT_TRUE(clamped_per_tile) << source;
+    Halide::Pipeline p = build();
+    apply_schedule(seed, p);
+    EXPECT_EQ(check(expected, p), std::nullopt) << source;
+  }
+  const std::vector<std::function<Halide::Pipeline()>> builds = every_test_pipeline();
+  for (size_t i = 0; i + 1 < builds.size(); ++i) {  // the last is patch_window_pipeline
+    EXPECT_TRUE(sliced_reduction_schedules(testing::graph_of(builds[i]()), options).empty())
+        << "pipeline " << i;
+  }
 }
 
 // Register-blocked seeds (blocked_schedule.h) compute the same bits, and block what they

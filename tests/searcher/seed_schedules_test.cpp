@@ -1,5 +1,6 @@
-// seeds_to_measure: the fallback always first, then the block-in-tile seeds, then only the
-// seeds the model predicts faster than it, cheapest first, at most the number asked for.
+// seeds_to_measure: the fallback always first, then the block-in-tile and sliced seeds,
+// then only the seeds the model predicts faster than it, cheapest first, at most the
+// number asked for.
 #include "searcher/seed_schedules.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include "searcher/blocked_schedule.h"
 #include "searcher/fallback_schedule.h"
 #include "searcher/schedule_json.h"
+#include "searcher/sliced_schedule.h"
 #include "searcher/strip_schedule.h"
 #include "tests/searcher/search_fixtures.h"
 #include "tests/searcher/test_pipelines.h"
@@ -98,6 +100,25 @@ TEST(SeedSchedules, FallbackFirstThenInTileSeedsThenSeedsPredictedFasterThanItCh
   ASSERT_EQ(some.size(), n + 2);
   EXPECT_EQ(schedule_to_json(some[n + 1].state), faster[0]);
   EXPECT_EQ(seeds_to_measure(graph, options, model, 0).size(), 1u);
+}
+
+// A pipeline of per-offset patch distances gets its sliced seeds measured whatever the
+// model predicts for them, right after the fallback.
+TEST(SeedSchedules, SlicedSeedsAreMeasuredRightAfterTheFallback) {
+  const auto graph = testing::graph_of(testing::patch_window_pipeline());
+  const SearchSpaceOptions options = SearchSpaceOptions::for_target(host_target());
+  const std::vector<ScheduleState> sliced = sliced_reduction_schedules(graph, options);
+  ASSERT_FALSE(sliced.empty());
+  ASSERT_TRUE(blocked_in_tile_schedules(graph, options).empty());
+  TableModel model;
+  model.cost[schedule_to_json(fallback_schedule(graph, options))] = 0.5;
+  for (const ScheduleState &s : sliced) model.cost[schedule_to_json(s)] = 2.0;
+  const std::vector<SeedSchedule> seeds =
+      seeds_to_measure(graph, options, model, static_cast<int>(sliced.size()));
+  ASSERT_EQ(seeds.size(), 1 + sliced.size());
+  for (size_t k = 0; k < sliced.size(); ++k) {
+    EXPECT_EQ(schedule_to_json(seeds[1 + k].state), schedule_to_json(sliced[k])) << k;
+  }
 }
 
 }  // namespace

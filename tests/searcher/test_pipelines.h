@@ -1,7 +1,8 @@
 // Small pipelines for searcher tests, one per shape of computation the space must handle:
 // a stencil chain, a bilateral grid (scatter histogram + blur + slice), a convolution with
 // a reduction, a matrix multiply, a pyramid, a histogram equalization (lookup tables) and
-// a two-pass recursive filter (scans over input-sized domains). Each call builds fresh
+// a two-pass recursive filter (scans over input-sized domains) and a weighted sum over a
+// window of per-offset patch distances (4-D intermediates). Each call builds fresh
 // Funcs, so a test can schedule one instance and compare it with another. Header-only:
 // tests that compile emitted schedule source build the same pipelines from it.
 #pragma once
@@ -220,6 +221,40 @@ inline Halide::Pipeline two_pass_scan_pipeline(int width = 64, int height = 48,
   out(x, y, c) = rows(y, x, c);
   in.set_estimates({{0, width}, {0, height}, {0, 3}});
   out.set_estimates({{0, width}, {0, height}, {0, 3}});
+  return Pipeline(out);
+}
+
+// The shape of nl_means: per pixel, a weighted sum over a search window of offsets, each
+// weight from the distance between the patch around the pixel and the patch around the
+// offset pixel, a box sum (columns, then rows) of squared RGB differences. The distances
+// are 4-D Funcs of pixel and offset.
+inline Halide::Pipeline patch_window_pipeline(int width = 512, int height = 64) {
+  using namespace Halide;
+  ImageParam in(Float(32), 3, "in");
+  Var x("x"), y("y"), dx("dx"), dy("dy");
+  Func clamped = BoundaryConditions::repeat_edge(in);
+  Func diff("diff"), blur_y("blur_y"), blur_x("blur_x"), weight("weight"), acc("acc"), out("out");
+  Expr d = 0.0f;
+  for (int c = 0; c < 3; ++c) {
+    Expr dc = clamped(x, y, c) - clamped(x + dx, y + dy, c);
+    d += dc * dc;
+  }
+  diff(x, y, dx, dy) = d;
+  RDom p(-1, 3, "p");
+  blur_y(x, y, dx, dy) = 0.0f;
+  blur_y(x, y, dx, dy) += diff(x, y + p, dx, dy);
+  blur_x(x, y, dx, dy) = 0.0f;
+  blur_x(x, y, dx, dy) += blur_y(x + p, y, dx, dy);
+  weight(x, y, dx, dy) = exp(-blur_x(x, y, dx, dy));
+  RDom s(-2, 5, -2, 5, "s");
+  Expr w = weight(x, y, s.x, s.y);
+  Expr luma =
+      clamped(x + s.x, y + s.y, 0) + clamped(x + s.x, y + s.y, 1) + clamped(x + s.x, y + s.y, 2);
+  acc(x, y) = Tuple(0.0f, 0.0f);
+  acc(x, y) = Tuple(acc(x, y)[0] + w * luma, acc(x, y)[1] + w);
+  out(x, y) = acc(x, y)[0] / acc(x, y)[1];
+  in.set_estimates({{0, width}, {0, height}, {0, 3}});
+  out.set_estimates({{0, width}, {0, height}});
   return Pipeline(out);
 }
 
