@@ -26,10 +26,10 @@
 namespace protuner {
 
 // Defaults for the searches that measure seeds (TuneSettings, the plugin): at most this many
-// seeds beyond the fallback (up to 6 block-in-tile seeds or 2 sliced ones, then of 5 strip heights,
-// 5 root-strip heights and 3 blocks those predicted faster than the fallback; one compiles in a
-// second or two, interpolate's in 4 or 5, resnet50's in 13 to 37 s), and none started once seeding
-// has used this share of the time to the deadline.
+// seeds beyond the fallback (up to 6 block-in-tile seeds or 3 sliced ones, then of 5 strip
+// heights, 5 root-strip heights and 3 blocks those predicted faster than the fallback; one
+// compiles in a second or two, interpolate's in 4 or 5, resnet50's in 13 to 37 s), and
+// none started once seeding has used this share of the time to the deadline.
 inline constexpr int kDefaultSeedsMeasured = 11;
 inline constexpr double kDefaultSeedsBudgetShare = 0.3;
 

@@ -102,8 +102,9 @@ std::optional<ScheduleState> sliced_reduction(std::shared_ptr<const PipelineGrap
       if (d) {
         state.decide(std::move(*d));
         slice = innermost_reduction_loop(state, f);
-        const std::vector<Loop> &nest = state.bounds(f).loops[slice->stage];
-        if (nest[0].kind == LoopKind::kMiddle) rows = LoopRef{f, slice->stage, 0};
+        if (slice && state.bounds(f).loops[slice->stage][0].kind == LoopKind::kMiddle) {
+          rows = LoopRef{f, slice->stage, 0};
+        }
         continue;
       }
     }

@@ -1,11 +1,10 @@
 // Seed schedules for a reduction over per-offset intermediates: nl_means sums, per pixel,
 // weights over a search window of offsets, each weight a patch distance that is a 4-D Func
-// of pixel and offset. The expert's schedule, which no strip or block seed has: the output
-// in parallel 2-D tiles, the reduction per tile with its reduction loops outside the tile's
-// pixels (StageTiling::reduction_outside), and the intermediates indexed by the offset
-// computed at the innermost reduction loop, one tile-sized slice per offset. A slice stays
-// in cache between the passes that make and read it, and the patch halo is all it
-// recomputes.
+// of pixel and offset. The shape of its fast schedules (the expert's, Adams2019's), which
+// no strip or block seed has: the output in parallel 2-D tiles, the reduction per tile,
+// and the intermediates indexed by the offset computed at the innermost reduction loop,
+// one slice per offset over the tile (or a row segment of it). A slice stays in cache
+// between the passes that make and read it, and the patch halo is all it recomputes.
 //
 // Why a seed: the search reaches that schedule only through several changes that are each
 // slower alone (the reduction moved into the tiles, its loops reordered, then each
@@ -32,10 +31,10 @@ namespace protuner {
 //   row segment. An intermediate that slice would recompute (a patch distance its box
 //   filter reads 7 rows of) is computed per row of the tile and stored per tile, so that
 //   Halide slides it down the rows and computes each row once.
-// On a 2-core AVX2 EPYC (512 KiB of L2 per core) nl_means ran in 236 ms the first way at
-// 128 x 32, 200 to 204 the second at 64 x 16 and 64 x 32, against 225 to 240 for
-// Adams2019's schedule and 266 for the expert's (minimum of 3 interleaved measurements;
-// the expert's 256 x 32 slices, 32 KiB, fill that machine's L1).
+// On a 2-core AVX2 EPYC (32 KiB of L1 and 512 KiB of L2 per core; a noisy host, the
+// fastest of 1 to 3 measurements each) nl_means ran in 236 ms the first way at 128 x 32,
+// 200 to 204 the second at 64 x 16 and 64 x 32 (230 without the sliding), against 225 to
+// 240 for Adams2019's schedule and 266 for the expert's, whose 256 x 32 slices fill L1.
 struct SliceShape {
   int64_t columns = 1;
   int64_t rows = 1;
