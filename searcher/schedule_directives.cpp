@@ -117,19 +117,11 @@ void split_directives(const ScheduleState &state, const StageNode &stage, const 
   }
 }
 
-// Whether some Func is stored at a loop of f's and computed further in: Halide slides its
-// window over the loops in between, and it computes wrong values there when f's loops
-// shift inwards (the random-schedule test drew the output split in two shifted halves of
-// x, a scan computed per x and stored per row: it differed at (0, 0, 0);
+// A Func stored at a loop of f's and computed further in (ScheduleState::slides_in): Halide
+// computes wrong values in the window it slides when f's loops shift inwards (the
+// random-schedule test drew the output split in two shifted halves of x, a scan computed
+// per x and stored per row: it differed at (0, 0, 0);
 // AppliedSchedules.SplitsUnderASlidingWindowDoNotShiftInwards).
-bool slides_in(const ScheduleState &state, int f) {
-  for (int g = f + 1; g < state.num_decided(); ++g) {
-    const FuncDecision &d = state.decision(g);
-    if (d.placement == Placement::kAt && d.store_at.func == f && !(d.store_at == d.compute_at))
-      return true;
-  }
-  return false;
-}
 
 // Whether f's pure stage splits into whole tiles Halide can be told of (split_directives'
 // `exact`). Inside tiles of a consumer that are guarded, the region f computes has the
@@ -140,7 +132,7 @@ bool slides_in(const ScheduleState &state, int f) {
 // (AppliedSchedules.AFuncComputedPerGuardedTileDoesNotShiftInwards). So f shifts only
 // inside a consumer stage that shifts too.
 bool whole_tiles(const ScheduleState &state, int f) {
-  if (!state.same_size_realizations(f) || slides_in(state, f)) return false;
+  if (!state.same_size_realizations(f) || state.slides_in(f)) return false;
   const FuncDecision &d = state.decision(f);
   if (d.placement != Placement::kAt) return true;
   return d.compute_at.stage == 0 && whole_tiles(state, d.compute_at.func);

@@ -190,7 +190,8 @@ std::string ScheduleState::check_placement(const FuncDecision &d) const {
   if (std::find(stores.begin(), stores.end(), d.store_at) == stores.end()) {
     return "store_at must be the compute_at loop or enclose it, and not be outside a parallel "
            "loop that encloses compute_at, nor outside a loop of a stage that reads a Func at "
-           "indices of several shapes (ScheduleState::store_options)";
+           "indices of several shapes, nor slide in fused parallel loops with a Func inside "
+           "that reads an input past its bounds (ScheduleState::store_options)";
   }
   return "";
 }
@@ -267,8 +268,43 @@ const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
         })) {
       return why;
     }
+    // Nor inside fused parallel loops over guarded splits (a window slides in their Func,
+    // see store_options): Halide recovers each variable from the fused index by dividing
+    // by loop extents it cannot prove positive, and bounds it loosely. A weights copy
+    // computed per reduction step of a convolution per tile of its ReLU, whose channel and
+    // column tiles were fused and guarded, required channel 29 of 16
+    // (RandomSchedules.ConvolutionWithReductionComputesTheSameBits, drawn with AVX2's
+    // vectors).
+    if (any_enclosing_loop(at, [&](const LoopRef &ref, const Loop &l) {
+          return fused_over_guarded_splits(ref.func, l) && widens_f(ref.func);
+        })) {
+      return "compute_at inside fused parallel loops over guarded splits, where Halide would "
+             "bound them loosely and read an input past its bounds";
+    }
   }
   return nullptr;
+}
+
+bool ScheduleState::fused_over_guarded_splits(int g, const Loop &l) const {
+  return l.parallel && l.vars.size() > 1 && slides_in(g);
+}
+
+bool ScheduleState::slides_over_own_loops(const LoopRef &compute_at,
+                                          const LoopRef &store_at) const {
+  if (store_at.is_root() || store_at == compute_at) return false;
+  return any_enclosing_loop(compute_at, [&](const LoopRef &ref, const Loop &) {
+    return ref.func == store_at.func && ref.stage == store_at.stage && ref.loop > store_at.loop;
+  });
+}
+
+bool ScheduleState::slides_in(int g) const {
+  for (int h = g + 1; h < num_decided(); ++h) {
+    const FuncDecision &d = decision(h);
+    if (d.placement == Placement::kAt && d.store_at.func == g &&
+        slides_over_own_loops(d.compute_at, d.store_at))
+      return true;
+  }
+  return false;
 }
 
 bool ScheduleState::same_size_realizations(int g) const {
@@ -374,6 +410,21 @@ std::vector<LoopRef> ScheduleState::store_options(const LoopRef &at) const {
     return l.parallel || stage_reads_in_several_shapes(*this, ref.func, ref.stage);
   });
   if (!sealed) out.push_back(LoopRef{});
+  // A window sliding in a Func with fused parallel loops guards their splits, and Funcs
+  // inside them that read inputs past their bounds would then read out of them
+  // (compute_at_refusal): not where such a Func is, or is being, computed inside.
+  const auto guards_a_reader = [&](const LoopRef &ref) {
+    if (!slides_over_own_loops(at, ref)) return false;
+    const Loop &fused = bounds(ref.func).loops[ref.stage][0];
+    if (!fused.parallel || fused.vars.size() < 2) return false;
+    if (node.overcompute_reads_past_inputs) return true;
+    for (int h = ref.func + 1; h < num_decided(); ++h) {
+      if (graph_->funcs[h].overcompute_reads_past_inputs && inside(h, {ref.func, ref.stage, 0}))
+        return true;
+    }
+    return false;
+  };
+  out.erase(std::remove_if(out.begin(), out.end(), guards_a_reader), out.end());
   return out;
 }
 

@@ -96,6 +96,16 @@ class ScheduleState {
   // (FuncNode::reads_keep_size), no clamp cuts its region, no loop around its realization
   // has a partial last tile, and the same holds for the Func it is computed in.
   bool same_size_realizations(int g) const;
+  // Whether some decided Func is stored at a loop of decided Func g and computed inside
+  // further loops of g's (slides_over_own_loops): Halide slides its window over them, and
+  // g's splits then guard their tails instead of shifting inwards
+  // (schedule_directives.cpp). A window sliding only over the loops of a Func computed at
+  // the storage loop (nl_means' distances down the rows of its sum, stored per output
+  // tile) leaves g's splits as they are.
+  bool slides_in(int g) const;
+  // Whether a Func computed at `compute_at` and stored at `store_at` slides over loops of
+  // store_at's own stage inside it.
+  bool slides_over_own_loops(const LoopRef &compute_at, const LoopRef &store_at) const;
   // Whether `at` is, or is inside, a parallel loop (root: false).
   bool inside_parallel_loop(const LoopRef &at) const;
   // The region of f one realization computes when computed at `at` (root: its root region).
@@ -110,7 +120,10 @@ class ScheduleState {
   // it up to and including the first parallel one, then root if no parallel loop encloses
   // `at`. Only `at` for a Func unsafe to slide (StageNode::unsafe_to_slide) or read at
   // indices of several shapes (StageNode::reads_in_several_shapes); never outside a loop of
-  // a stage that reads any Func at indices of several shapes.
+  // a stage that reads any Func at indices of several shapes. Nor outside `at` at a loop
+  // of a Func with fused parallel loops when a Func that reads inputs past their bounds
+  // (FuncNode::overcompute_reads_past_inputs) is computed inside them or is the next Func:
+  // the sliding window would guard their splits (compute_at_refusal).
   std::vector<LoopRef> store_options(const LoopRef &at) const;
   // Points of f needed per single point of each non-inlined stage using it, at most: what
   // inlining f would recompute.
@@ -156,6 +169,9 @@ class ScheduleState {
   // Whether pred(ref, loop) holds for `at` or a loop enclosing it, innermost first.
   template <typename Pred>
   bool any_enclosing_loop(const LoopRef &at, const Pred &pred) const;
+  // Whether loop `l` of decided Func g fuses parallel loops over splits Halide guards
+  // (a window slides in g).
+  bool fused_over_guarded_splits(int g, const Loop &l) const;
   FuncBounds compute_bounds(int f, const FuncDecision &d) const;
   // Points of f one point (in the middle of its region) of stage s of Func g reads,
   // through Funcs inlined in between.

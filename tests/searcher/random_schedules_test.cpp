@@ -497,6 +497,35 @@ TEST(AppliedSchedules, AVariablesOwnLoopFusesInsideTheOtherFusedLoops) {
   EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "failing");
 }
 
+// A random rollout on an AVX2 host: the ReLU of a convolution in tiles of 2 channels x 6
+// columns, both tile loops fused into the parallel loop; the convolution per column tile,
+// stored per row tile, so its window slides and the ReLU's splits are guarded; and the
+// copy of the weights per reduction step of the convolution. Halide bounded the fused
+// loops loosely and required channel 29 of the 16 the weights have. The space refuses the
+// sliding storage there (and would refuse the copy inside such loops, had the window slid
+// before it was decided).
+TEST(AppliedSchedules, NothingReadingPastAnInputGoesInsideFusedLoopsOverGuardedSplits) {
+  const auto graph = testing::graph_of(testing::conv_relu_pipeline());
+  const std::string json =
+      R"({"decisions":[{"placement":"root","stages":[{"inner":[1,3,2],"parallel_loops":2,"tile":[2,6,16]}]},{"compute_at":{"func":0,"loop":2,"stage":0},"placement":"at","stages":[{"inner":[1,2,1],"parallel_loops":0,"tile":[2,2,2]},{"inner":[1,3,2],"parallel_loops":0,"reduction_outside":true,"tile":[2,3,2]}],"store_at":{"func":0,"loop":1,"stage":0}},{"compute_at":{"func":1,"loop":3,"stage":1},"placement":"at","stages":[{"inner":[1,2,1],"parallel_loops":0,"tile":[1,2,2]}],"store_at":{"func":1,"loop":2,"stage":1}},{"compute_at":{"func":2,"loop":1,"stage":0},"placement":"at","stages":[{"inner":[1,1,1],"parallel_loops":0,"tile":[1,1,1]}],"store_at":{"func":2,"loop":1,"stage":0}},{"compute_at":{"func":3,"loop":0,"stage":0},"placement":"at","stages":[{"inner":[1,1,1],"parallel_loops":0,"tile":[1,1,1]}],"store_at":{"func":3,"loop":0,"stage":0}},{"placement":"inline"},{"compute_at":{"func":1,"loop":0,"stage":1},"placement":"at","stages":[{"inner":[1,3,1,1],"parallel_loops":0,"tile":[1,6,2,1]}],"store_at":{"func":1,"loop":0,"stage":1}},{"compute_at":{"func":0,"loop":1,"stage":0},"placement":"at","stages":[{"inner":[1],"parallel_loops":0,"tile":[1]}],"store_at":{"func":0,"loop":1,"stage":0}}],"format":"protuner-schedule","pipeline":[{"dims":3,"name":"relu","stages":1,"types":["float32"]},{"dims":3,"name":"conv","stages":2,"types":["float32"]},{"dims":3,"name":"constant_exterior","stages":1,"types":["float32"]},{"dims":3,"name":"repeat_edge","stages":1,"types":["float32"]},{"dims":3,"name":"lambda","stages":1,"types":["float32"]},{"dims":3,"name":"in_im","stages":1,"types":["float32"]},{"dims":4,"name":"weights_im","stages":1,"types":["float32"]},{"dims":1,"name":"bias_im","stages":1,"types":["float32"]}],"version":1})";
+  try {
+    schedule_from_json(json, graph);
+    ADD_FAILURE() << "the schedule was accepted";
+  } catch (const std::exception &e) {
+    EXPECT_NE(std::string(e.what()).find("illegal decision for 'conv': store_at"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("slide in fused parallel loops"), std::string::npos)
+        << e.what();
+  }
+  // Stored where it is computed, the convolution slides nothing, and the rest is legal.
+  std::string per_tile = json;
+  const std::string sliding = R"("store_at":{"func":0,"loop":1,"stage":0})";
+  per_tile.replace(per_tile.find(sliding), sliding.size(),
+                   R"("store_at":{"func":0,"loop":2,"stage":0})");
+  EXPECT_NO_THROW(schedule_from_json(per_tile, graph));
+}
+
 // Found by the random-schedule test: a scan computed per column of the output and stored
 // per row (Halide slides its window along the columns) computes wrong values when the
 // output's column split shifts inwards, though the split has no tail. Such a Func's loops
