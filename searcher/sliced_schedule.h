@@ -33,8 +33,9 @@ namespace protuner {
 //   Halide slides it down the rows and computes each row once.
 // On a 2-core AVX2 EPYC (32 KiB of L1 and 512 KiB of L2 per core; a noisy host, the
 // fastest of 1 to 3 measurements each) nl_means ran in 236 ms the first way at 128 x 32,
-// 200 to 204 the second at 64 x 16 and 64 x 32 (230 without the sliding), against 225 to
-// 240 for Adams2019's schedule and 266 for the expert's, whose 256 x 32 slices fill L1.
+// 200 to 204 the second at 64 x 16 and 64 x 32 (230 without the sliding), against 181 to
+// 240 for Adams2019's schedule and 266 for the expert's, whose 256 x 32 slices fill L1
+// (docs/RESULTS.md, 2026-11-28).
 struct SliceShape {
   int64_t columns = 1;
   int64_t rows = 1;
