@@ -414,9 +414,9 @@ std::vector<LoopRef> ScheduleState::store_options(const LoopRef &at) const {
   // inside them that read inputs past their bounds would then read out of them
   // (compute_at_refusal): not where such a Func is, or is being, computed inside.
   const auto guards_a_reader = [&](const LoopRef &ref) {
-    if (!slides_over_own_loops(at, ref)) return false;
+    if (ref.is_root() || ref == at) return false;
     const Loop &fused = bounds(ref.func).loops[ref.stage][0];
-    if (!fused.parallel || fused.vars.size() < 2) return false;
+    if (!fused.parallel || fused.vars.size() < 2 || !slides_over_own_loops(at, ref)) return false;
     if (node.overcompute_reads_past_inputs) return true;
     for (int h = ref.func + 1; h < num_decided(); ++h) {
       if (graph_->funcs[h].overcompute_reads_past_inputs && inside(h, {ref.func, ref.stage, 0}))
