@@ -117,12 +117,6 @@ void split_directives(const ScheduleState &state, const StageNode &stage, const 
   }
 }
 
-// A Func stored at a loop of f's and computed further in (ScheduleState::slides_in): Halide
-// computes wrong values in the window it slides when f's loops shift inwards (the
-// random-schedule test drew the output split in two shifted halves of x, a scan computed
-// per x and stored per row: it differed at (0, 0, 0);
-// AppliedSchedules.SplitsUnderASlidingWindowDoNotShiftInwards).
-
 // Whether f's pure stage splits into whole tiles Halide can be told of (split_directives'
 // `exact`). Inside tiles of a consumer that are guarded, the region f computes has the
 // guard's symbolic extent, and Halide 14 bounds the input over those loops by interval
@@ -130,7 +124,11 @@ void split_directives(const ScheduleState &state, const StageNode &stage, const 
 // scan, computed per guarded tile of the transposed image, with its own columns shifted,
 // required its input at x = -896
 // (AppliedSchedules.AFuncComputedPerGuardedTileDoesNotShiftInwards). So f shifts only
-// inside a consumer stage that shifts too.
+// inside a consumer stage that shifts too, and not where a window slides over its loops
+// (ScheduleState::slides_in): Halide computes wrong values in that window when they shift
+// inwards (the random-schedule test drew the output split in two shifted halves of x, a
+// scan computed per x and stored per row: it differed at (0, 0, 0);
+// AppliedSchedules.SplitsUnderASlidingWindowDoNotShiftInwards).
 bool whole_tiles(const ScheduleState &state, int f) {
   if (!state.same_size_realizations(f) || state.slides_in(f)) return false;
   const FuncDecision &d = state.decision(f);
