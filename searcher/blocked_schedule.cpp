@@ -7,13 +7,12 @@
 #include <string>
 
 #include "searcher/fallback_schedule.h"
+#include "searcher/region.h"
 #include "searcher/schedule_json.h"
 #include "searcher/strip_schedule.h"
 
 namespace protuner {
 namespace {
-
-int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
   for (int64_t d = std::min(n, limit); d > 1; --d) {

@@ -2,12 +2,9 @@
 
 #include <algorithm>
 
+#include "searcher/region.h"
+
 namespace protuner {
-namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-}  // namespace
 
 int64_t native_lanes(const FuncNode &f, const SearchSpaceOptions &options) {
   int bits = 8;

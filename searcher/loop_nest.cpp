@@ -4,13 +4,9 @@
 #include <iterator>
 
 #include "searcher/pipeline_graph.h"
+#include "searcher/region.h"
 
 namespace protuner {
-namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-}  // namespace
 
 VarSplit split_of(const StageNode &stage, const StageTiling &t, int var, int64_t extent) {
   VarSplit s;

@@ -26,6 +26,12 @@ struct Span {
   bool operator==(const Span &o) const { return min == o.min && max == o.max; }
 };
 
+// The number of b-sized pieces that cover a (a >= 0, b > 0).
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The smallest multiple of b that is at least a (a >= 0, b > 0).
+inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
 // One Span per dimension.
 using Region = std::vector<Span>;
 

@@ -11,13 +11,12 @@
 #include <thread>
 
 #include "searcher/loop_nest.h"
+#include "searcher/region.h"
 
 namespace protuner {
 namespace {
 
 using Pair = std::pair<int64_t, int64_t>;  // (tile, inner) of one variable
-
-int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 // The k of extent / k that outer tile sizes are made from.
 constexpr int64_t kTileDivisors[] = {2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 128, 256};

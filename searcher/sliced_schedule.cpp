@@ -4,12 +4,11 @@
 #include <optional>
 
 #include "searcher/fallback_schedule.h"
+#include "searcher/region.h"
 #include "searcher/strip_schedule.h"
 
 namespace protuner {
 namespace {
-
-int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 // The output f in parallel tiles of `tile` over its first two pure variables, the others
 // whole, the innermost vectorized; nothing when f is not one stage over two pure variables

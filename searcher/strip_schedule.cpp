@@ -4,12 +4,10 @@
 #include <optional>
 
 #include "searcher/fallback_schedule.h"
+#include "searcher/region.h"
 
 namespace protuner {
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 // Whether `stage` reads some producer transposed (AccessPattern::kTransposed).
 bool transposes(const StageNode &stage) {
