@@ -864,11 +864,7 @@ TEST(FallbackSchedule, AWholeImageHistogramCountsTheSameInParallelBands) {
   Halide::Pipeline reference = testing::equalize_pipeline();
   const Halide::Buffer<> expected = run(reference);
   const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
-  int hist = -1;
-  for (size_t f = 0; f < graph->funcs.size(); ++f) {
-    if (stable_func_name(graph->funcs[f].name) == "hist") hist = static_cast<int>(f);
-  }
-  ASSERT_GE(hist, 0);
+  const int hist = index_of(graph, "hist");
   ASSERT_LT(64 * 48, options.min_parallel_points);
   EXPECT_FALSE(fallback_schedule(graph, options).bounds(hist).loops[1][0].parallel);
 
@@ -923,27 +919,13 @@ TEST(StripSchedules, StencilsGoPerStripPointwiseReadsInlineWholeImageReductionsA
   const auto blur = testing::graph_of(testing::blur_chain_pipeline());
   const std::vector<ScheduleState> blur_seeds = strip_schedules(blur, options);
   ASSERT_FALSE(blur_seeds.empty());
-  const auto placement_of = [&](const std::string &name) {
-    for (size_t f = 0; f < blur->funcs.size(); ++f) {
-      if (stable_func_name(blur->funcs[f].name) == name) {
-        return blur_seeds[0].decision(static_cast<int>(f)).placement;
-      }
-    }
-    ADD_FAILURE() << "no Func " << name;
-    return Placement::kRoot;
-  };
-  EXPECT_EQ(placement_of("blur_y"), Placement::kInline);
-  EXPECT_EQ(placement_of("blur_x"), Placement::kAt);
+  EXPECT_EQ(blur_seeds[0].decision(index_of(blur, "blur_y")).placement, Placement::kInline);
+  EXPECT_EQ(blur_seeds[0].decision(index_of(blur, "blur_x")).placement, Placement::kAt);
 
   const auto equalize = testing::graph_of(testing::equalize_pipeline());
   const std::vector<ScheduleState> eq_seeds = strip_schedules(equalize, options);
   ASSERT_FALSE(eq_seeds.empty());
-  int hist = -1;
-  for (size_t f = 0; f < equalize->funcs.size(); ++f) {
-    if (stable_func_name(equalize->funcs[f].name) == "hist") hist = static_cast<int>(f);
-  }
-  ASSERT_GE(hist, 0);
-  EXPECT_EQ(eq_seeds[0].decision(hist).placement, Placement::kRoot);
+  EXPECT_EQ(eq_seeds[0].decision(index_of(equalize, "hist")).placement, Placement::kRoot);
 }
 
 // A convolution's padding (a select per load) is stored, not inlined into the reduction,
@@ -1037,16 +1019,9 @@ TEST(RootStripSchedules, APyramidLevelComputesItsHorizontalPassPerStrip) {
   const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
   const std::vector<ScheduleState> seeds = root_strip_schedules(graph, options);
   ASSERT_FALSE(seeds.empty());
-  const auto index_of = [&](const std::string &name) {
-    for (size_t f = 0; f < graph->funcs.size(); ++f) {
-      if (stable_func_name(graph->funcs[f].name) == name) return static_cast<int>(f);
-    }
-    ADD_FAILURE() << "no Func " << name;
-    return 0;
-  };
   for (int l = 1; l <= 2; ++l) {
-    const int level = index_of("down" + std::to_string(l));
-    const int pass = index_of("down_x" + std::to_string(l));
+    const int level = index_of(graph, "down" + std::to_string(l));
+    const int pass = index_of(graph, "down_x" + std::to_string(l));
     EXPECT_EQ(seeds[0].decision(level).placement, Placement::kRoot) << l;
     EXPECT_EQ(seeds[0].decision(pass).placement, Placement::kAt) << l;
     EXPECT_EQ(seeds[0].decision(pass).compute_at.func, level) << l;
@@ -1351,14 +1326,7 @@ TEST(BlockedSchedules, ThePanelTheBlocksLoadAsVectorsIsCopiedPerTile) {
   const Halide::Buffer<> expected = run(reference);
   const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
   const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
-  int a_im = -1, b_im = -1;
-  for (int f = 0; f < static_cast<int>(graph->funcs.size()); ++f) {
-    const std::string name = stable_func_name(graph->funcs[f].name);
-    if (name == "a_im") a_im = f;
-    if (name == "b_im") b_im = f;
-  }
-  ASSERT_GE(a_im, 0);
-  ASSERT_GE(b_im, 0);
+  const int a_im = index_of(graph, "a_im"), b_im = index_of(graph, "b_im");
   int with_panel = 0, without = 0;
   for (const ScheduleState &state : blocked_in_tile_schedules(graph, options)) {
     const FuncDecision &b = state.decision(b_im);
