@@ -62,10 +62,11 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
 // Where a split's inner loop (vectorized or unrolled) may have a tail and computing the Func
 // past its region in that dimension reads no input out of bounds (FuncNode::may_round_up)
 // and the Func is computed inside a loop (where its tails repeat per realization; at root
-// a tail comes once per row of the whole region), the split rounds up instead: the last block
-// computes a few points nobody reads, in whole vectors, where a guard runs the tail as
-// scalar code. nl_means' rows of patch sums are 70 points, 4 vectors of 16 and 6 scalars
-// per row and search offset: rounded up, the same loop nest ran 185 ms instead of 225.
+// a tail comes once per row of the whole region), the split rounds up instead: the last
+// block computes a few points nobody reads, in whole vectors, where a guard runs the tail
+// as scalar code. nl_means' rows of patch sums are 70 points, 4
+// vectors of 16 and 6 scalars per row and search offset: rounded up, the same loop nest
+// ran 185 ms instead of 225.
 // Only a split of the variable itself rounds up: Halide 14 refuses RoundUp for a split of
 // a split's product in an update (a tile that is no multiple of the inner tile is split
 // outer first: nl_means' blur_y.update in tiles of 776 with vectors of 16, found by a
@@ -129,10 +130,27 @@ void split_directives(const ScheduleState &state, const StageNode &stage, const 
 // inwards (the random-schedule test drew the output split in two shifted halves of x, a
 // scan computed per x and stored per row: it differed at (0, 0, 0);
 // AppliedSchedules.SplitsUnderASlidingWindowDoNotShiftInwards).
+//
+// Fused parallel loops lose the same correlation: Halide recovers all but the innermost
+// fused variable by dividing the fused index by an extent it cannot prove positive, and
+// bounds the region a Func computes per iteration by intervals whose min and max come
+// from different iterations. A shifted split inside then reaches below the region: the
+// same column scan computed per task of the transposed image's fused (column tile,
+// channel) loop, shifting its 128-column tiles, required its input at x = -896 (beam
+// search's iir_blur schedule). A Func whose over-compute reads an input past its bounds
+// (FuncNode::overcompute_reads_past_inputs) therefore guards its splits inside fused
+// loops (AppliedSchedules.AnInputReaderInsideFusedLoopsDoesNotShiftInwards); others still
+// shift, where the loose bound costs only some recompute of clamped reads.
 bool whole_tiles(const ScheduleState &state, int f) {
   if (!state.same_size_realizations(f) || state.slides_in(f)) return false;
   const FuncDecision &d = state.decision(f);
   if (d.placement != Placement::kAt) return true;
+  if (state.graph().funcs[f].overcompute_reads_past_inputs) {
+    for (const LoopRef &ref : state.enclosing_loops(d.compute_at)) {
+      const Loop &l = state.bounds(ref.func).loops[ref.stage][ref.loop];
+      if (l.parallel && l.vars.size() > 1) return false;
+    }
+  }
   return d.compute_at.stage == 0 && whole_tiles(state, d.compute_at.func);
 }
 

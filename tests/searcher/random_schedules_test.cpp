@@ -76,6 +76,15 @@ void expect_input_read_out_of_bounds(Halide::Pipeline &p, const std::string &the
   }
 }
 
+// The index of the Func named `name` in `g` (failing the test when there is none).
+int index_of(const std::shared_ptr<const PipelineGraph> &g, const std::string &name) {
+  for (size_t f = 0; f < g->funcs.size(); ++f) {
+    if (stable_func_name(g->funcs[f].name) == name) return static_cast<int>(f);
+  }
+  ADD_FAILURE() << "no Func " << name;
+  return 0;
+}
+
 // Checks kSchedulesPerPipeline random schedules; returns how many of them ran some update's
 // reduction outside its tile (StageTiling::reduction_outside), so tests of reductions can
 // require that order to be covered.
@@ -628,6 +637,63 @@ TEST(AppliedSchedules, AFuncComputedPerGuardedTileDoesNotShiftInwards) {
   }
 }
 
+// Found by beam search in iir_blur (its schedule required the input at x = -896): the
+// column scan computed per task of the transposed image's fused parallel loop (tiles of
+// its columns, each channel's own loop inside), with the scan's columns in shifted tiles.
+// Halide 14 divides the fused index by the channel loop's extent, which it cannot prove
+// positive, and bounds the scan's region with a min and a max from different tasks; the
+// shifted split then reaches below the region. The scan guards its splits there. (At this
+// test's size Halide happens to bound it inside; the check is the directives and the bits.)
+TEST(AppliedSchedules, AnInputReaderInsideFusedLoopsDoesNotShiftInwards) {
+  const int width = 256, height = 64;
+  Halide::Pipeline reference = testing::two_pass_scan_pipeline(width, height);
+  const Halide::Buffer<> expected = run(reference);
+  auto graph = testing::graph_of(testing::two_pass_scan_pipeline(width, height));
+  const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  const int transposed = index_of(graph, "transposed"), cols = index_of(graph, "cols");
+  ScheduleState state(graph);
+  while (state.num_decided() < transposed) {
+    state.decide(fallback_decision(graph->funcs[state.num_decided()], options));
+  }
+  FuncDecision t;  // 4 tiles of 64 columns x 3 channels, fused: 12 tasks
+  t.stages = {StageTiling{{1 << 20, 64, 1}, {1, 1, 1}, 2}};
+  state.decide(t);
+  const Loop &fused = state.bounds(transposed).loops[0][0];
+  ASSERT_TRUE(fused.parallel);
+  ASSERT_EQ(fused.vars.size(), 2u);
+  ASSERT_EQ(fused.extent, 12);
+  while (state.num_decided() < cols) {
+    state.decide(fallback_decision(graph->funcs[state.num_decided()], options));
+  }
+  ASSERT_TRUE(graph->funcs[cols].overcompute_reads_past_inputs);
+  FuncDecision c = fallback_decision(graph->funcs[cols], options);
+  c.placement = Placement::kAt;
+  c.compute_at = c.store_at = LoopRef{transposed, 0, 0};
+  c.stages[0] = StageTiling{{32, 1 << 20, 1 << 20}, {8, 1, 1}, 0};  // 64 columns: 2 tiles
+  ASSERT_EQ(state.check_decision(c), "");
+  state.decide(c);
+  while (!state.complete()) {  // the input's Funcs inlined: the scan reads the buffer
+    FuncDecision input;
+    input.placement = Placement::kInline;
+    state.decide(input);
+  }
+  int splits = 0;
+  for (const Directive &d : schedule_directives(state)) {
+    if (d.kind != Directive::Kind::kSplit || d.stage != 0) continue;
+    if (d.func == cols) {
+      EXPECT_NE(d.tail, Tail::kShiftInwards) << d.vars[0];
+      ++splits;
+    }
+    if (d.func == transposed) {
+      EXPECT_EQ(d.tail, Tail::kShiftInwards) << d.vars[0];
+    }
+  }
+  EXPECT_GE(splits, 1);
+  Halide::Pipeline p = testing::two_pass_scan_pipeline(width, height);
+  apply_schedule(state, p);
+  EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "fused");
+}
+
 // The blur chain's clamped input computed per 32 x 32 tile of the output: 34 x 34 points,
 // two vectors of 16 and a tail of 2 per row. Computing past the tile in x reads the input
 // through repeat_edge's clamp, so the tail rounds up (one more whole vector) and the
@@ -801,15 +867,6 @@ TEST(AppliedSchedules, NothingSlidesAlongTheLoopsOfAProductOfAFuncWithItself) {
   Pipeline scheduled = self_product_pipeline();
   apply_schedule(state, scheduled);
   EXPECT_EQ(check(expected, scheduled), std::nullopt) << schedule_source(state, "per_row");
-}
-
-// The index of the Func named `name` in `g` (failing the test when there is none).
-int index_of(const std::shared_ptr<const PipelineGraph> &g, const std::string &name) {
-  for (size_t f = 0; f < g->funcs.size(); ++f) {
-    if (stable_func_name(g->funcs[f].name) == name) return static_cast<int>(f);
-  }
-  ADD_FAILURE() << "no Func " << name;
-  return 0;
 }
 
 // Every pipeline of test_pipelines.h, for checks of one schedule per pipeline.
