@@ -62,11 +62,10 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
 // Where a split's inner loop (vectorized or unrolled) may have a tail and computing the Func
 // past its region in that dimension reads no input out of bounds (FuncNode::may_round_up)
 // and the Func is computed inside a loop (where its tails repeat per realization; at root
-// a tail comes once per row of the whole region), the split rounds up instead: the last
-// block computes a few points nobody reads, in whole vectors, where a guard runs the tail
-// as scalar code. nl_means' rows of patch sums are 70 points, 4
-// vectors of 16 and 6 scalars per row and search offset: rounded up, the same loop nest
-// ran 185 ms instead of 225.
+// a tail comes once per row of the whole region), the split rounds up instead: the last block
+// computes a few points nobody reads, in whole vectors, where a guard runs the tail as
+// scalar code. nl_means' rows of patch sums are 70 points, 4 vectors of 16 and 6 scalars
+// per row and search offset: rounded up, the same loop nest ran 185 ms instead of 225.
 // Only a split of the variable itself rounds up: Halide 14 refuses RoundUp for a split of
 // a split's product in an update (a tile that is no multiple of the inner tile is split
 // outer first: nl_means' blur_y.update in tiles of 776 with vectors of 16, found by a
