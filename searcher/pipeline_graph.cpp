@@ -138,6 +138,24 @@ bool reads_at_clamped_index(const Expr &e) {
   return f.found;
 }
 
+// Whether `e` calls a Func or reads a buffer: its value depends on data.
+bool loads_a_value(const Expr &e) {
+  class Finder : public HI::IRGraphVisitor {
+   public:
+    bool found = false;
+
+   private:
+    using HI::IRGraphVisitor::visit;
+    void visit(const HI::Call *op) override {
+      found = found || op->call_type == HI::Call::Halide || op->call_type == HI::Call::Image;
+      HI::IRGraphVisitor::visit(op);
+    }
+  };
+  Finder f;
+  e.accept(&f);
+  return f.found;
+}
+
 // The Funcs `ops` calls at two affine indices of different shapes: coefficients that
 // differ between two call sites whose every index is affine (constant offsets alone, a
 // stencil's taps, do not count; neither do gathers, whose footprint Halide bounds by the
@@ -210,6 +228,7 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
     HI::Box written;
     for (const Expr &arg : def.args()) {
       written.push_back(HI::bounds_of_expr_in_scope(arg, s.scope, value_bounds));
+      stage.scatters = stage.scatters || loads_a_value(arg);
     }
     stage.writes.push_back(compile_box(fn.name(), written, s, bindings));
   }

@@ -68,6 +68,14 @@ struct StageNode {
   // column whole.
   bool scans = false;
 
+  // Whether it is a scatter: an update that writes where a value it loads says (a
+  // histogram's bin, histogram(x, y, zi) with zi computed from the image). Its splits never
+  // round up: Halide 14 runs the rounded-up iterations but does not widen what they read,
+  // so they read points of their producers never computed and write to the bins that
+  // garbage names, outside the buffer (bilateral_grid's histogram update rounded up to
+  // whole vectors crashed its measurement; AppliedSchedules.AScatterNeverRoundsUp).
+  bool scatters = false;
+
   // The stage's loop region when its Func covers `func_region`, rvars over their domain.
   Region loop_region(const Region &func_region) const;
   // Whether StageTiling::reduction_outside can mean anything: the stage has reduction loops,

@@ -69,7 +69,8 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
 // Only a split of the variable itself rounds up: Halide 14 refuses RoundUp for a split of
 // a split's product in an update (a tile that is no multiple of the inner tile is split
 // outer first: nl_means' blur_y.update in tiles of 776 with vectors of 16, found by a
-// tune; AppliedSchedules.OnlyAVariableItselfRoundsUpInAnUpdate).
+// tune; AppliedSchedules.OnlyAVariableItselfRoundsUpInAnUpdate). Nor does a scatter's
+// (StageNode::scatters): Halide 14 reads past its producers' regions in the extra points.
 //
 // Three loops are split inner tile first, then the rest into tiles of tile/inner inner
 // tiles (the space's tiles are multiples of the inner tile). The same loops split outer
@@ -223,7 +224,8 @@ bool inner_tail_rounds_up(const ScheduleState &state, int f, const StageNode &st
   const bool splits_a_product =
       vs.split_outer && vs.has_middle && vs.has_inner && vs.tile % vs.inner != 0;
   return state.decision(f).placement == Placement::kAt && vs.has_inner && !splits_a_product &&
-         vs.inner <= kRoundUpMaxPoints && state.graph().funcs[f].may_round_up(stage.pure_dims[v]);
+         !stage.scatters && vs.inner <= kRoundUpMaxPoints &&
+         state.graph().funcs[f].may_round_up(stage.pure_dims[v]);
 }
 
 std::vector<Directive> schedule_directives(const ScheduleState &state) {

@@ -3,6 +3,9 @@
 // heap buffer: the stray stores land in malloc's slack and the output stays right, until a
 // bigger run corrupts the heap. (Halide keeps small constant-size buffers on the stack;
 // there an overrun shows as wrong values or a crash, which the comparison does catch.)
+// Each allocation starts filled with a poison pattern rather than what malloc recycled, so
+// a schedule that reads points nobody computed gets the same wrong values in every run:
+// a bin index computed from them lands far outside its buffer, every time.
 #pragma once
 
 #include <Halide.h>
@@ -35,6 +38,8 @@ class GuardedAllocations {
   static constexpr size_t kAlignment = 128;  // what Halide's own allocator guarantees
   static constexpr size_t kGuardBytes = 4096;
   static constexpr unsigned char kGuardByte = 0xA5;
+  // Every byte of a fresh allocation: 51015.3 as a float, 1195853639 as an int32.
+  static constexpr unsigned char kPoisonByte = 0x47;
 
   struct State {
     std::mutex mutex;
@@ -50,6 +55,7 @@ class GuardedAllocations {
     const size_t total = (size + kGuardBytes + kAlignment - 1) / kAlignment * kAlignment;
     auto *p = static_cast<unsigned char *>(std::aligned_alloc(kAlignment, total));
     if (!p) return nullptr;
+    std::memset(p, kPoisonByte, size);
     std::memset(p + size, kGuardByte, total - size);
     std::lock_guard<std::mutex> lock(state().mutex);
     state().sizes[p] = size;

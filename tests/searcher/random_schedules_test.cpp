@@ -784,6 +784,75 @@ TEST(AppliedSchedules, OnlyAVariableItselfRoundsUpInAnUpdate) {
   EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "update_tiles");
 }
 
+// out(x) = sum over bins k of k * counts(x / 4, k): counts(c, k) is how many of cell c's
+// 4 points fall in bin k of their value, and value (the input clamped to [0, 1]) is a Func,
+// so only its definition bounds the bin index: a scatter, the shape of bilateral_grid's
+// histogram.
+Halide::Pipeline binned_counts_pipeline() {
+  using namespace Halide;
+  constexpr int n = 40100, cell = 4, bins = 10;
+  ImageParam in(Float(32), 1, "in");
+  Var x("x"), k("k");
+  RDom r(0, cell, "r");
+  Func clamped = BoundaryConditions::repeat_edge(in);
+  Func value("value"), counts("counts"), out("out");
+  value(x) = clamp(clamped(x), 0.0f, 1.0f);
+  counts(x, k) = 0.0f;
+  counts(x, cast<int>(value(x * cell + r) * (bins - 0.01f))) += 1.0f;
+  Expr sum = 0.0f;
+  for (int b = 0; b < bins; ++b) sum += counts(x / cell, b) * static_cast<float>(b);
+  out(x) = sum;
+  in.set_estimates({{0, n}});
+  out.set_estimates({{0, n}});
+  return Pipeline(out);
+}
+
+// Found measuring bilateral_grid (the process died of a segfault): its histogram's update
+// computed per tile of the output in blocks of columns. Rounded up, Halide 14 runs the
+// last block whole but computes value only over the columns the tile needs, so the extra
+// points read poison and store to bins far outside the buffer. A scatter's splits guard.
+TEST(AppliedSchedules, AScatterNeverRoundsUp) {
+  Halide::Pipeline reference = binned_counts_pipeline();
+  const Halide::Buffer<> expected = run(reference);
+  auto graph = testing::graph_of(binned_counts_pipeline());
+  const int counts = index_of(graph, "counts"), value = index_of(graph, "value");
+  ASSERT_TRUE(graph->funcs[counts].stages[1].scatters);
+  ASSERT_FALSE(graph->funcs[counts].stages[0].scatters);
+  ScheduleState state(graph);
+  // Loops x_o, x_m over 40100 points: 5 tiles of 8020, 2005 cells each, on the heap (the
+  // poison is in heap buffers alone).
+  FuncDecision out;
+  out.stages = {StageTiling{{8020}, {1}, 0}};
+  state.decide(out);
+  while (!state.complete()) {
+    const int f = state.num_decided();
+    FuncDecision d;
+    d.placement = Placement::kInline;
+    if (f == counts || f == value) {
+      d.placement = Placement::kAt;
+      d.compute_at = d.store_at = LoopRef{0, 0, 0};
+      d.stages = f == value ? std::vector<StageTiling>{StageTiling{{1 << 20}, {1}, 0}}
+                            : std::vector<StageTiling>{StageTiling{{1 << 20, 1 << 20}, {1, 1}, 0},
+                                                       StageTiling{{1 << 20}, {8}, 0}};
+    }
+    ASSERT_EQ(state.check_decision(d), "") << graph->funcs[f].name;
+    state.decide(d);
+  }
+  ASSERT_TRUE(graph->funcs[counts].may_round_up(0));
+  ASSERT_EQ(state.bounds(counts).region[0].extent(), 2005);  // 250 blocks of 8 and 5 points
+  int splits = 0;
+  for (const Directive &d : schedule_directives(state)) {
+    if (d.kind == Directive::Kind::kSplit && d.func == counts && d.stage == 1) {
+      ++splits;
+      EXPECT_EQ(d.tail, Tail::kGuard) << d.vars[0];
+    }
+  }
+  EXPECT_EQ(splits, 1);
+  Halide::Pipeline p = binned_counts_pipeline();
+  apply_schedule(state, p);
+  EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "scatter");
+}
+
 // c += g(k, y) * g(x, k), g a vertical stencil of p, p pointwise of the input: a product of
 // a Func with itself (one Func read at two index shapes), the shape of random_192's matmul
 // of a convolution with itself. `p_out` receives p.
