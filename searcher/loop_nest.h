@@ -56,6 +56,11 @@ struct Loop {
   // smaller region than the typical one (at a clamped edge, in a consumer's last tile)
   // can leave a partial last tile even where has_tail is false.
   bool split = false;
+
+  // Whether it fuses several variables into one parallel loop: Halide 14 recovers each
+  // from the fused index by dividing by extents it cannot prove positive, so it bounds
+  // what is computed inside loosely.
+  bool fused_parallel() const { return parallel && vars.size() > 1; }
 };
 
 // A stage whose reduction runs in parallel bands (StageNode::rfactorable, tiled with

@@ -148,7 +148,7 @@ bool whole_tiles(const ScheduleState &state, int f) {
   if (state.graph().funcs[f].overcompute_reads_past_inputs) {
     for (const LoopRef &ref : state.enclosing_loops(d.compute_at)) {
       const Loop &l = state.bounds(ref.func).loops[ref.stage][ref.loop];
-      if (l.parallel && l.vars.size() > 1) return false;
+      if (l.fused_parallel()) return false;
     }
   }
   return d.compute_at.stage == 0 && whole_tiles(state, d.compute_at.func);

@@ -286,7 +286,7 @@ const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
 }
 
 bool ScheduleState::fused_over_guarded_splits(int g, const Loop &l) const {
-  return l.parallel && l.vars.size() > 1 && slides_in(g);
+  return l.fused_parallel() && slides_in(g);
 }
 
 bool ScheduleState::slides_over_own_loops(const LoopRef &compute_at,
@@ -416,7 +416,7 @@ std::vector<LoopRef> ScheduleState::store_options(const LoopRef &at) const {
   const auto guards_a_reader = [&](const LoopRef &ref) {
     if (ref.is_root() || ref == at) return false;
     const Loop &fused = bounds(ref.func).loops[ref.stage][0];
-    if (!fused.parallel || fused.vars.size() < 2 || !slides_over_own_loops(at, ref)) return false;
+    if (!fused.fused_parallel() || !slides_over_own_loops(at, ref)) return false;
     if (node.overcompute_reads_past_inputs) return true;
     for (int h = ref.func + 1; h < num_decided(); ++h) {
       if (graph_->funcs[h].overcompute_reads_past_inputs && inside(h, {ref.func, ref.stage, 0}))
