@@ -19,7 +19,8 @@ ScheduleState ScheduleState::with_decision(FuncDecision d) const {
 
 void ScheduleState::decide(FuncDecision d) {
   if (mid_decision()) {
-    throw std::invalid_argument("a decision for '" + graph_->funcs[num_decided()].name +
+    throw std::invalid_argument("a decision for '" +
+                                stable_func_name(graph_->funcs[num_decided()].name) +
                                 "' is under way in steps");
   }
   commit(std::move(d));
@@ -28,8 +29,10 @@ void ScheduleState::decide(FuncDecision d) {
 void ScheduleState::commit(FuncDecision d) {
   const std::string why = check_decision(d);
   if (!why.empty()) {
-    throw std::invalid_argument("illegal decision for '" + graph_->funcs[num_decided()].name +
-                                "': " + why);
+    // Named as schedule files name Funcs: Halide's name has a counter ('conv$1') when the
+    // process built the pipeline before.
+    throw std::invalid_argument("illegal decision for '" +
+                                stable_func_name(graph_->funcs[num_decided()].name) + "': " + why);
   }
   const int f = num_decided();
   const FuncNode &node = graph_->funcs[f];
