@@ -259,7 +259,7 @@ void add_compare_options(CLI::App *command, CompareArgs &args) {
 
 int run_compare(const CompareArgs &args, const TuneSettings &compare_settings) {
   for (const auto &algorithm : args.algorithms) make_search(algorithm);  // names checked first
-  const TuneSettings settings = with_cost_model(compare_settings, args.apps);
+  const TuneSettings settings = with_args(compare_settings, args.apps);
   const std::vector<SuiteApp> apps = apps_to_tune(args.apps);
   IsolatedMeasurerOptions options;
   options.cpus = args.apps.cpus;

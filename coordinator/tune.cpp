@@ -482,6 +482,7 @@ SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm,
       calibration->add(state, seconds);
     });
   }
+  measurer.stop_sampling_above_best(settings.candidate_stop_above_best);
   // The observer must not outlive this call: the measurer may measure more for its caller.
   struct StopObserving {
     BackendCandidateMeasurer &m;
@@ -605,6 +606,10 @@ void add_tune_options(CLI::App *cmd, TuneArgs &a, TuneCommand which) {
   cmd->add_flag("--no-calibration", a.no_calibration,
                 "keep the analytic model's terms as they are, instead of fitting their weights "
                 "to each app's measurements as they come in");
+  cmd->add_option("--stop-above-best", a.stop_above_best,
+                  "stop sampling a candidate once its first samples are all slower than this "
+                  "many times the fastest measured so far (default 1.2; 0: never)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--dataset", a.dataset,
                   "append every measured candidate to this dataset file, training data for "
                   "`protuner train` (default: <out>/measurements.jsonl)");
@@ -622,10 +627,11 @@ std::string dataset_path(const TuneArgs &args) {
   return path.string();
 }
 
-TuneSettings with_cost_model(const TuneSettings &settings, const TuneArgs &args) {
+TuneSettings with_args(const TuneSettings &settings, const TuneArgs &args) {
   TuneSettings out = settings;
   out.cost_model = CostModelChoice(args.cost_model);
   out.calibrate = out.calibrate && !args.no_calibration;
+  if (args.stop_above_best) out.candidate_stop_above_best = *args.stop_above_best;
   if (out.cost_model.learned()) predict_on_the_calling_thread_only();
   return out;
 }
@@ -633,7 +639,7 @@ TuneSettings with_cost_model(const TuneSettings &settings, const TuneArgs &args)
 int run_tune(const TuneArgs &args, const TuneSettings &tune_settings) {
   const std::string algorithm = algorithm_of(args);
   make_search(algorithm);  // an unknown name is refused before any work, naming the valid ones
-  const TuneSettings settings = with_cost_model(tune_settings, args);
+  const TuneSettings settings = with_args(tune_settings, args);
   const std::vector<SuiteApp> apps = apps_to_tune(args);
   IsolatedMeasurerOptions options;
   options.cpus = args.cpus;

@@ -61,6 +61,15 @@ struct TuneSettings {
   // bilateral_grid at 3 minutes); baselines keep the full limit.
   double candidate_compile_share = 0.15;
   double candidate_compile_min_seconds = 20;
+  // A candidate stops sampling once its first measure.timing.samples samples are all
+  // slower than this multiple of the fastest schedule the search has measured
+  // (BackendCandidateMeasurer::stop_sampling_above_best). The fastest of 10 samples is
+  // within a few percent of the fastest of 40, so one 20% slower does not win. On the
+  // noisy AVX2 host few runs confirm their minimum and most candidates took all 40
+  // samples: conv_layer's 9 spent 133 s of a 3-minute budget sampling, 73 s of it on
+  // samples past the 10th of candidates already 1.2x slower than the best so far. 0:
+  // every candidate takes them all.
+  double candidate_stop_above_best = 1.2;
   // A seed may compile for this share of the search's time (the budget less the reserve),
   // within [its candidate limit, measure.compile_timeout_seconds] and the time left: 3 min
   // allows 48 s, 15 min 120 s. Seeds are the structures experts write, and on a large
@@ -112,12 +121,13 @@ struct TuneArgs {
   std::string dataset;
   std::string cost_model = kDefaultCostModel;  // a CostModelChoice name or weights file
   bool no_calibration = false;                 // TuneSettings::calibrate off
+  std::optional<double> stop_above_best;       // TuneSettings::candidate_stop_above_best
 };
 
-// `settings` with the cost model `args` names, and its calibration unless args say not.
-// Weights are read and checked here, so a missing or wrong file is refused (IoError,
-// ConfigError naming it) before any work.
-TuneSettings with_cost_model(const TuneSettings &settings, const TuneArgs &args);
+// `settings` with what `args` override: the cost model they name, its calibration unless
+// they say not, the candidates' stop line. Weights are read and checked here, so a missing
+// or wrong file is refused (IoError, ConfigError naming it) before any work.
+TuneSettings with_args(const TuneSettings &settings, const TuneArgs &args);
 
 // Which command the options are for: `tune`; `local` (a required suite file, no single
 // app); `compare` (no --algorithm: it runs several, compare.h).

@@ -191,8 +191,8 @@ ScheduleSpec schedule_from(const json &j) {
 MeasureSettings settings_from(const json &j) {
   ObjectReader r(j, "request.settings");
   r.only({"warmup_runs", "samples", "max_samples", "min_sample_seconds", "confirming_samples",
-          "confirm_within", "compile_timeout_seconds", "run_timeout_seconds", "memory_limit_mb",
-          "require_smt_off", "check_output"});
+          "confirm_within", "stop_above_ms", "compile_timeout_seconds", "run_timeout_seconds",
+          "memory_limit_mb", "require_smt_off", "check_output"});
   MeasureSettings s;
   s.timing.warmup_runs =
       to_int(r, "warmup_runs", r.integer_or("warmup_runs", s.timing.warmup_runs), 0);
@@ -212,6 +212,8 @@ MeasureSettings settings_from(const json &j) {
   s.timing.min_sample_seconds = positive(
       r, "min_sample_seconds", r.number_or("min_sample_seconds", s.timing.min_sample_seconds),
       true);
+  s.timing.stop_above_ms =
+      positive(r, "stop_above_ms", r.number_or("stop_above_ms", s.timing.stop_above_ms), true);
   s.compile_timeout_seconds =
       positive(r, "compile_timeout_seconds",
                r.number_or("compile_timeout_seconds", s.compile_timeout_seconds), false);
@@ -277,7 +279,7 @@ std::string request_to_json(const MeasureRequest &request) {
     }
   }
   const MeasureSettings &s = request.settings;
-  const json j = {
+  json j = {
       {"app",
        {{"name", request.app.name},
         {"library", request.app.library},
@@ -298,6 +300,8 @@ std::string request_to_json(const MeasureRequest &request) {
         {"require_smt_off", s.require_smt_off},
         {"check_output", s.check_output}}},
   };
+  // Only when set, so requests without a stop line keep the cache keys they had.
+  if (s.timing.stop_above_ms > 0) j["settings"]["stop_above_ms"] = s.timing.stop_above_ms;
   return j.dump();
 }
 
@@ -332,6 +336,7 @@ std::string result_to_json(const MeasureResult &result) {
       {"relative_spread", result.timing.relative_spread},
       {"runs_per_sample", result.timing.runs_per_sample},
       {"confirmed", result.timing.confirmed},
+      {"stopped_above", result.timing.stopped_above},
       {"compile_seconds", result.compile_seconds},
       {"host", host_facts_to_json(result.host)},
       {"cpus", result.cpus},
@@ -346,7 +351,7 @@ MeasureResult result_from_json(const std::string &text) {
   const json j = parse(text, "measurement result");
   ObjectReader r(j, "result");
   r.only({"status", "min_ms", "median_ms", "samples_ms", "relative_spread", "runs_per_sample",
-          "confirmed", "compile_seconds", "host", "cpus", "error", "from_cache"});
+          "confirmed", "stopped_above", "compile_seconds", "host", "cpus", "error", "from_cache"});
   MeasureResult result;
   const std::string status = r.string("status");
   try {
@@ -361,6 +366,7 @@ MeasureResult result_from_json(const std::string &text) {
   result.timing.runs_per_sample =
       to_int(r, "runs_per_sample", r.integer_or("runs_per_sample", 1), 0);
   result.timing.confirmed = r.boolean_or("confirmed", false);
+  result.timing.stopped_above = r.boolean_or("stopped_above", false);
   result.compile_seconds = r.number_or("compile_seconds", 0);
   if (r.has("host")) result.host = host_from(r.at("host"));
   result.cpus = ints_from(r, "cpus");

@@ -22,6 +22,12 @@ struct TimingSettings {
   // runtime, and a measurement repeated in another process lands within about that much.
   int confirming_samples = 3;
   double confirm_within = 0.01;
+  // When above 0: once `samples` samples are in and the fastest of them took longer than
+  // this, stop unconfirmed. A search sets it from the fastest candidate it has measured:
+  // a candidate already slower than that will not win, and the samples that would only
+  // say by how much cost a slow one up to 30 s of a 3-minute budget on a noisy host
+  // (TuneSettings::candidate_stop_above_best).
+  double stop_above_ms = 0;
 
   // At least `n` samples, and max_samples raised to match when it was below.
   void set_samples(int n) {
@@ -37,6 +43,7 @@ struct TimingResult {
   double relative_spread = 0;  // (median - min) / min: how noisy the samples were
   int runs_per_sample = 1;
   bool confirmed = false;  // the minimum met the confirmation rule within max_samples
+  bool stopped_above = false;  // stopped at TimingSettings::stop_above_ms, unconfirmed
 };
 
 // Times `run` (one execution of the pipeline) under `settings`. Throws ConfigError when the

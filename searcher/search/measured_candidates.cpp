@@ -1,6 +1,8 @@
 // Measuring search candidates through a MeasurementBackend (measured_candidates.h).
 #include "searcher/search/measured_candidates.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "searcher/schedule_json.h"
@@ -65,8 +67,13 @@ const MeasureResult &BackendCandidateMeasurer::request(const std::string &schedu
   request.schedule = {ScheduleKind::kProtuner, schedule_json, "", ""};
   request.target = target_;
   request.settings = settings;
+  if (stop_above_best_ > 0 && best_ms_) {
+    request.settings.timing.stop_above_ms = *best_ms_ * stop_above_best_;
+  }
   MeasureResult result = backend_.measure(request);
   ++measurements_;
+  if (result.ok())
+    best_ms_ = std::min(best_ms_.value_or(result.timing.min_ms), result.timing.min_ms);
   if (!result.ok()) {
     spdlog::warn("{}: a candidate failed to measure: {}: {}", app_.name, status_name(result.status),
                  first_line(result.error));

@@ -57,6 +57,12 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
   using MeasuredObserver = std::function<void(const ScheduleState &, double seconds)>;
   void on_measured(MeasuredObserver observer) { observer_ = std::move(observer); }
 
+  // From now on, a candidate stops sampling once its first samples are all slower than
+  // `ratio` times the fastest candidate measured so far (TimingSettings::stop_above_ms):
+  // it will not win, and its runtime is still the fastest of those samples. 0, the
+  // default, samples every candidate to the end. Set it before measuring.
+  void stop_sampling_above_best(double ratio) { stop_above_best_ = ratio; }
+
   const AppSpec &app() const { return app_; }
   // The settings candidates are measured with (measure_allowing_compile aside).
   const MeasureSettings &settings() const { return settings_; }
@@ -76,6 +82,8 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
   mutable std::mutex mutex_;
   std::map<std::string, MeasureResult> results_;  // by schedule JSON text
   int64_t measurements_ = 0;                      // requests sent (repeats excluded)
+  double stop_above_best_ = 0;
+  std::optional<double> best_ms_;  // the fastest successful result so far
   MeasuredObserver observer_;
 };
 

@@ -94,6 +94,20 @@ TEST(BackendCandidateMeasurer, SendsEachScheduleOnceAndAnswersRepeatsFromMemory)
   EXPECT_DOUBLE_EQ(m.result_for(schedule_to_json(states[1]))->timing.min_ms, 4.0);
 }
 
+TEST(BackendCandidateMeasurer, CandidatesStopSamplingAboveAMultipleOfTheFastestSoFar) {
+  const auto states = random_states(3);
+  for (const double ratio : {0.0, 1.5}) {
+    FakeBackend backend;  // 3, 4, then 5 ms
+    BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
+    m.stop_sampling_above_best(ratio);
+    m.measure({&states[0], &states[1], &states[2]});
+    ASSERT_EQ(backend.requests.size(), 3u);
+    EXPECT_EQ(backend.requests[0].settings.timing.stop_above_ms, 0) << "nothing measured yet";
+    EXPECT_DOUBLE_EQ(backend.requests[1].settings.timing.stop_above_ms, 3 * ratio);
+    EXPECT_DOUBLE_EQ(backend.requests[2].settings.timing.stop_above_ms, 3 * ratio);
+  }
+}
+
 TEST(BackendCandidateMeasurer, AFailedCandidateIsNulloptAndIsNotSentAgain) {
   const auto states = random_states(1);
   FakeBackend backend;
@@ -153,8 +167,12 @@ TEST(SearchUntil, CalibratesTheAnalyticModelOnEveryScheduleItMeasures) {
   }
   TuneArgs args;
   args.no_calibration = true;
-  EXPECT_FALSE(with_cost_model(TuneSettings{}, args).calibrate);
-  EXPECT_TRUE(with_cost_model(TuneSettings{}, TuneArgs{}).calibrate);
+  EXPECT_FALSE(with_args(TuneSettings{}, args).calibrate);
+  EXPECT_TRUE(with_args(TuneSettings{}, TuneArgs{}).calibrate);
+  args.stop_above_best = 0;
+  EXPECT_EQ(with_args(TuneSettings{}, args).candidate_stop_above_best, 0);
+  EXPECT_EQ(with_args(TuneSettings{}, TuneArgs{}).candidate_stop_above_best,
+            TuneSettings{}.candidate_stop_above_best);
 }
 
 // Every search candidate overrunning its compile limit (resnet50 at a 3-minute budget)

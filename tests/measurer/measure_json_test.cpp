@@ -17,6 +17,7 @@ MeasureRequest sample_request() {
   r.settings.timing.set_samples(12);
   r.settings.timing.max_samples = 20;
   r.settings.timing.min_sample_seconds = 0.01;
+  r.settings.timing.stop_above_ms = 42.5;
   r.settings.timing.confirming_samples = 4;
   r.settings.timing.confirm_within = 0.02;
   r.settings.compile_timeout_seconds = 7.5;
@@ -52,6 +53,7 @@ TEST(MeasureJson, RequestRoundTripsEveryField) {
   EXPECT_EQ(b.settings.timing.confirming_samples, 4);
   EXPECT_DOUBLE_EQ(b.settings.timing.confirm_within, 0.02);
   EXPECT_DOUBLE_EQ(b.settings.timing.min_sample_seconds, 0.01);
+  EXPECT_DOUBLE_EQ(b.settings.timing.stop_above_ms, 42.5);
   EXPECT_DOUBLE_EQ(b.settings.compile_timeout_seconds, 7.5);
   EXPECT_DOUBLE_EQ(b.settings.run_timeout_seconds, 9);
   EXPECT_EQ(b.settings.memory_limit_mb, 512);
@@ -119,6 +121,9 @@ TEST(MeasureJson, OmittedSettingsTakeTheDefaults) {
   EXPECT_EQ(r.settings.timing.max_samples, defaults.timing.max_samples);
   EXPECT_EQ(r.settings.memory_limit_mb, defaults.memory_limit_mb);
   EXPECT_DOUBLE_EQ(r.settings.run_timeout_seconds, defaults.run_timeout_seconds);
+  EXPECT_EQ(r.settings.timing.stop_above_ms, 0);
+  // A request without a stop line does not name one (its cache key stays as it was).
+  EXPECT_EQ(request_to_json(r).find("stop_above_ms"), std::string::npos);
 }
 
 TEST(MeasureJson, SamplesAboveTheDefaultMaximumRaiseIt) {
@@ -178,6 +183,7 @@ TEST(MeasureJson, ResultRoundTripsEveryField) {
   a.timing.relative_spread = 0.1111;
   a.timing.runs_per_sample = 4;
   a.timing.confirmed = true;
+  a.timing.stopped_above = true;
   a.host = {"AMD EPYC", 2, 2, "off", "performance", "x86-64-linux-avx2"};
   a.cpus = {0, 1};
   a.error = "output 'out' differs at (3, 4)";
@@ -191,6 +197,7 @@ TEST(MeasureJson, ResultRoundTripsEveryField) {
   EXPECT_DOUBLE_EQ(b.timing.relative_spread, a.timing.relative_spread);
   EXPECT_EQ(b.timing.runs_per_sample, 4);
   EXPECT_TRUE(b.timing.confirmed);
+  EXPECT_TRUE(b.timing.stopped_above);
   EXPECT_EQ(b.host.cpu_model, "AMD EPYC");
   EXPECT_EQ(b.host.logical_cpus, 2);
   EXPECT_EQ(b.host.physical_cores, 2);

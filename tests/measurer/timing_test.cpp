@@ -1,5 +1,5 @@
 // time_runs: samples, repetition to a minimum sample length, confirming the minimum,
-// statistics, bad settings.
+// stopping above a stop line, statistics, bad settings.
 #include "measurer/timing.h"
 
 #include <gtest/gtest.h>
@@ -106,6 +106,31 @@ TEST(TimeRuns, GivesUpConfirmingAtMaxSamples) {
   EXPECT_EQ(timed, 1 + 6);
 }
 
+TEST(TimeRuns, StopsAtTheRequestedSamplesWhenTheFastestIsAboveTheStopLine) {
+  // Runs of 1 ms and up, each 20% longer than the one before, so the minimum never
+  // confirms: below the stop line they go on to max_samples, above it they stop at
+  // `samples`.
+  for (const double stop_above_ms : {0.5, 1000.0}) {
+    TimingSettings s;
+    s.warmup_runs = 0;
+    s.samples = 3;
+    s.max_samples = 6;
+    s.min_sample_seconds = 0;
+    s.stop_above_ms = stop_above_ms;
+    double us = 1000;
+    TimingResult r = time_runs(
+        [&] {
+          std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int>(us)));
+          us *= 1.2;
+        },
+        s);
+    const bool above = stop_above_ms < 1;
+    EXPECT_EQ(r.stopped_above, above) << stop_above_ms;
+    EXPECT_FALSE(r.confirmed) << stop_above_ms;
+    EXPECT_EQ(r.samples_ms.size(), above ? 3u : 6u) << stop_above_ms;
+  }
+}
+
 TEST(TimeRuns, MinimumConfirmedNeedsEnoughSamplesNearTheSmallest) {
   TimingSettings s;
   s.confirming_samples = 3;
@@ -127,6 +152,9 @@ TEST(TimeRuns, OutOfRangeSettingsAreRefused) {
   EXPECT_THROW(time_runs([] {}, s), ConfigError);
   s = TimingSettings();
   s.confirming_samples = 0;
+  EXPECT_THROW(time_runs([] {}, s), ConfigError);
+  s = TimingSettings();
+  s.stop_above_ms = -1;
   EXPECT_THROW(time_runs([] {}, s), ConfigError);
 }
 
