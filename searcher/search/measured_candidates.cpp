@@ -72,8 +72,9 @@ const MeasureResult &BackendCandidateMeasurer::request(const std::string &schedu
   }
   MeasureResult result = backend_.measure(request);
   ++measurements_;
-  if (result.ok())
+  if (result.ok()) {
     best_ms_ = std::min(best_ms_.value_or(result.timing.min_ms), result.timing.min_ms);
+  }
   if (!result.ok()) {
     spdlog::warn("{}: a candidate failed to measure: {}: {}", app_.name, status_name(result.status),
                  first_line(result.error));
