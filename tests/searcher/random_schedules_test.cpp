@@ -85,6 +85,13 @@ int index_of(const std::shared_ptr<const PipelineGraph> &g, const std::string &n
   return 0;
 }
 
+// Inlines every Func `state` has not decided yet.
+void inline_the_rest(ScheduleState &state) {
+  FuncDecision inlined;
+  inlined.placement = Placement::kInline;
+  while (!state.complete()) state.decide(inlined);
+}
+
 // Checks kSchedulesPerPipeline random schedules; returns how many of them ran some update's
 // reduction outside its tile (StageTiling::reduction_outside), so tests of reductions can
 // require that order to be covered.
@@ -619,11 +626,7 @@ TEST(AppliedSchedules, AFuncComputedPerGuardedTileDoesNotShiftInwards) {
     c.stages[0] = StageTiling{{128, 1 << 20, 1 << 20}, {32, 1, 1}, 0};
     ASSERT_EQ(state.check_decision(c), "");
     state.decide(c);
-    while (!state.complete()) {  // the input's Funcs inlined: the scan reads the buffer
-      FuncDecision input;
-      input.placement = Placement::kInline;
-      state.decide(input);
-    }
+    inline_the_rest(state);  // the input's Funcs: the scan reads the buffer
     for (const Directive &d : schedule_directives(state)) {
       if (d.kind == Directive::Kind::kSplit && (d.func == transposed || d.func == cols) &&
           d.stage == 0) {
@@ -672,11 +675,7 @@ TEST(AppliedSchedules, AnInputReaderInsideFusedLoopsDoesNotShiftInwards) {
   c.stages[0] = StageTiling{{32, 1 << 20, 1 << 20}, {8, 1, 1}, 0};  // 64 columns: 2 tiles
   ASSERT_EQ(state.check_decision(c), "");
   state.decide(c);
-  while (!state.complete()) {  // the input's Funcs inlined: the scan reads the buffer
-    FuncDecision input;
-    input.placement = Placement::kInline;
-    state.decide(input);
-  }
+  inline_the_rest(state);  // the input's Funcs: the scan reads the buffer
   int splits = 0;
   for (const Directive &d : schedule_directives(state)) {
     if (d.kind != Directive::Kind::kSplit || d.stage != 0) continue;
