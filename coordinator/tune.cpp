@@ -200,6 +200,8 @@ AppReport tune_app(const SuiteApp &app, TuneRun &run) {
   BackendCandidateMeasurer measurer(
       run.candidates, app.spec, "host",
       candidate_measure_settings(run.measure, budget_seconds, run.settings));
+  measurer.stop_line_reference(runtime_ms(rep.expert_result));
+  measurer.stop_line_reference(runtime_ms(rep.default_result));
   const Clock::time_point start = Clock::now();
   rep.outcome =
       search_until(*prepared, run.algorithm, run.args.seed, start,

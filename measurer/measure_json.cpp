@@ -191,8 +191,9 @@ ScheduleSpec schedule_from(const json &j) {
 MeasureSettings settings_from(const json &j) {
   ObjectReader r(j, "request.settings");
   r.only({"warmup_runs", "samples", "max_samples", "min_sample_seconds", "confirming_samples",
-          "confirm_within", "stop_above_ms", "compile_timeout_seconds", "run_timeout_seconds",
-          "memory_limit_mb", "require_smt_off", "check_output"});
+          "confirm_within", "stop_above_ms", "early_stop_samples", "early_stop_factor",
+          "compile_timeout_seconds", "run_timeout_seconds", "memory_limit_mb", "require_smt_off",
+          "check_output"});
   MeasureSettings s;
   s.timing.warmup_runs =
       to_int(r, "warmup_runs", r.integer_or("warmup_runs", s.timing.warmup_runs), 0);
@@ -214,6 +215,12 @@ MeasureSettings settings_from(const json &j) {
       true);
   s.timing.stop_above_ms =
       positive(r, "stop_above_ms", r.number_or("stop_above_ms", s.timing.stop_above_ms), true);
+  s.timing.early_stop_samples = to_int(
+      r, "early_stop_samples", r.integer_or("early_stop_samples", s.timing.early_stop_samples), 1);
+  s.timing.early_stop_factor = r.number_or("early_stop_factor", s.timing.early_stop_factor);
+  if (!(s.timing.early_stop_factor >= 1)) {
+    ObjectReader::fail(r.field("early_stop_factor"), "must be at least 1");
+  }
   s.compile_timeout_seconds =
       positive(r, "compile_timeout_seconds",
                r.number_or("compile_timeout_seconds", s.compile_timeout_seconds), false);
@@ -301,7 +308,11 @@ std::string request_to_json(const MeasureRequest &request) {
         {"check_output", s.check_output}}},
   };
   // Only when set, so requests without a stop line keep the cache keys they had.
-  if (s.timing.stop_above_ms > 0) j["settings"]["stop_above_ms"] = s.timing.stop_above_ms;
+  if (s.timing.stop_above_ms > 0) {
+    j["settings"]["stop_above_ms"] = s.timing.stop_above_ms;
+    j["settings"]["early_stop_samples"] = s.timing.early_stop_samples;
+    j["settings"]["early_stop_factor"] = s.timing.early_stop_factor;
+  }
   return j.dump();
 }
 

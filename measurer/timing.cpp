@@ -24,6 +24,8 @@ void check_settings(const TimingSettings &s) {
   if (s.confirming_samples < 1) throw ConfigError("timing: confirming_samples must be at least 1");
   if (!(s.confirm_within >= 0)) throw ConfigError("timing: confirm_within must be >= 0");
   if (!(s.stop_above_ms >= 0)) throw ConfigError("timing: stop_above_ms must be >= 0");
+  if (s.early_stop_samples < 1) throw ConfigError("timing: early_stop_samples must be at least 1");
+  if (!(s.early_stop_factor >= 1)) throw ConfigError("timing: early_stop_factor must be >= 1");
 }
 
 }  // namespace
@@ -52,14 +54,19 @@ TimingResult time_runs(const std::function<void()> &run, const TimingSettings &s
     start = std::chrono::steady_clock::now();
     for (int r = 0; r < result.runs_per_sample; ++r) run();
     result.samples_ms.push_back(seconds_since(start) * 1000.0 / result.runs_per_sample);
-    if (static_cast<int>(result.samples_ms.size()) < settings.samples) continue;
+    const int n = static_cast<int>(result.samples_ms.size());
+    const double fastest = *std::min_element(result.samples_ms.begin(), result.samples_ms.end());
+    if (settings.stop_above_ms > 0 && n >= settings.early_stop_samples &&
+        fastest > settings.stop_above_ms * settings.early_stop_factor) {
+      result.stopped_above = true;
+      break;
+    }
+    if (n < settings.samples) continue;
     if (minimum_confirmed(result.samples_ms, settings)) {
       result.confirmed = true;
       break;
     }
-    if (settings.stop_above_ms > 0 &&
-        *std::min_element(result.samples_ms.begin(), result.samples_ms.end()) >
-            settings.stop_above_ms) {
+    if (settings.stop_above_ms > 0 && fastest > settings.stop_above_ms) {
       result.stopped_above = true;
       break;
     }

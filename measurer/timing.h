@@ -28,6 +28,14 @@ struct TimingSettings {
   // say by how much cost a slow one up to 30 s of a 3-minute budget on a noisy host
   // (TuneSettings::candidate_stop_above_best).
   double stop_above_ms = 0;
+  // ...and sooner, once `early_stop_samples` samples are in, when their fastest took longer
+  // than `early_stop_factor` times the line: 2x the best at the search's 1.2 line. Over 185
+  // candidates sampled 40 times on a noisy host, the fastest of the first 3 samples was at
+  // most 1.85x the fastest of all 40 (1.62x at p99), so a candidate stopped this early
+  // would not have beaten the best; the 7 samples it skips cost up to 5 s each on
+  // conv_layer, where most candidates are 2x to 6x slower than the best.
+  int early_stop_samples = 3;
+  double early_stop_factor = 5.0 / 3;
 
   // At least `n` samples, and max_samples raised to match when it was below.
   void set_samples(int n) {
@@ -43,7 +51,7 @@ struct TimingResult {
   double relative_spread = 0;  // (median - min) / min: how noisy the samples were
   int runs_per_sample = 1;
   bool confirmed = false;  // the minimum met the confirmation rule within max_samples
-  bool stopped_above = false;  // stopped at TimingSettings::stop_above_ms, unconfirmed
+  bool stopped_above = false;  // stopped at a TimingSettings::stop_above_ms line, unconfirmed
 };
 
 // Times `run` (one execution of the pipeline) under `settings`. Throws ConfigError when the

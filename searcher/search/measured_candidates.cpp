@@ -85,6 +85,12 @@ const MeasureResult &BackendCandidateMeasurer::request(const std::string &schedu
   return stored;
 }
 
+void BackendCandidateMeasurer::stop_line_reference(double ms) {
+  if (!(ms > 0)) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  best_ms_ = std::min(best_ms_.value_or(ms), ms);
+}
+
 int64_t BackendCandidateMeasurer::measurements() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return measurements_;

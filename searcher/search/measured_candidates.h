@@ -62,6 +62,11 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
   // it will not win, and its runtime is still the fastest of those samples. 0, the
   // default, samples every candidate to the end. Set it before measuring.
   void stop_sampling_above_best(double ratio) { stop_above_best_ = ratio; }
+  // A runtime in ms measured for this app outside the search, which the line counts as
+  // the fastest so far when it is (tune's expert and default schedules): the first
+  // candidates, when slow, stop early too. conv_layer's first candidate, 730 ms against
+  // the expert's 126, took 33 samples, 24 s of a 3-minute budget, before any line was set.
+  void stop_line_reference(double ms);
 
   const AppSpec &app() const { return app_; }
   // The settings candidates are measured with (measure_allowing_compile aside).
@@ -83,7 +88,7 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
   std::map<std::string, MeasureResult> results_;  // by schedule JSON text
   int64_t measurements_ = 0;                      // requests sent (repeats excluded)
   double stop_above_best_ = 0;
-  std::optional<double> best_ms_;  // the fastest successful result so far
+  std::optional<double> best_ms_;  // the fastest successful result (or reference) so far
   MeasuredObserver observer_;
 };
 

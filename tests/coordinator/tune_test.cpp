@@ -108,6 +108,22 @@ TEST(BackendCandidateMeasurer, CandidatesStopSamplingAboveAMultipleOfTheFastestS
   }
 }
 
+TEST(BackendCandidateMeasurer, AReferenceRuntimeSetsTheLineUntilACandidateBeatsIt) {
+  const auto states = random_states(2);
+  for (const double reference_ms : {2.0, 10.0}) {
+    FakeBackend backend;  // 3, then 4 ms
+    BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
+    m.stop_sampling_above_best(1.5);
+    m.stop_line_reference(reference_ms);
+    m.stop_line_reference(0);  // a baseline that failed to measure sets nothing
+    m.measure({&states[0], &states[1]});
+    ASSERT_EQ(backend.requests.size(), 2u);
+    EXPECT_DOUBLE_EQ(backend.requests[0].settings.timing.stop_above_ms, reference_ms * 1.5);
+    EXPECT_DOUBLE_EQ(backend.requests[1].settings.timing.stop_above_ms,
+                     std::min(reference_ms, 3.0) * 1.5);
+  }
+}
+
 TEST(BackendCandidateMeasurer, AFailedCandidateIsNulloptAndIsNotSentAgain) {
   const auto states = random_states(1);
   FakeBackend backend;

@@ -18,6 +18,8 @@ MeasureRequest sample_request() {
   r.settings.timing.max_samples = 20;
   r.settings.timing.min_sample_seconds = 0.01;
   r.settings.timing.stop_above_ms = 42.5;
+  r.settings.timing.early_stop_samples = 2;
+  r.settings.timing.early_stop_factor = 3;
   r.settings.timing.confirming_samples = 4;
   r.settings.timing.confirm_within = 0.02;
   r.settings.compile_timeout_seconds = 7.5;
@@ -54,6 +56,8 @@ TEST(MeasureJson, RequestRoundTripsEveryField) {
   EXPECT_DOUBLE_EQ(b.settings.timing.confirm_within, 0.02);
   EXPECT_DOUBLE_EQ(b.settings.timing.min_sample_seconds, 0.01);
   EXPECT_DOUBLE_EQ(b.settings.timing.stop_above_ms, 42.5);
+  EXPECT_EQ(b.settings.timing.early_stop_samples, 2);
+  EXPECT_DOUBLE_EQ(b.settings.timing.early_stop_factor, 3);
   EXPECT_DOUBLE_EQ(b.settings.compile_timeout_seconds, 7.5);
   EXPECT_DOUBLE_EQ(b.settings.run_timeout_seconds, 9);
   EXPECT_EQ(b.settings.memory_limit_mb, 512);
@@ -124,6 +128,7 @@ TEST(MeasureJson, OmittedSettingsTakeTheDefaults) {
   EXPECT_EQ(r.settings.timing.stop_above_ms, 0);
   // A request without a stop line does not name one (its cache key stays as it was).
   EXPECT_EQ(request_to_json(r).find("stop_above_ms"), std::string::npos);
+  EXPECT_EQ(request_to_json(r).find("early_stop"), std::string::npos);
 }
 
 TEST(MeasureJson, SamplesAboveTheDefaultMaximumRaiseIt) {
@@ -165,6 +170,12 @@ TEST(MeasureJson, BadRequestsNameTheField) {
                                     "schedule": {"kind": "root"}, "settings": {"samples": 0}})");
             }),
             "request.settings.samples is out of range (0; must be >= 1)");
+  EXPECT_EQ(error_of([] {
+              request_from_json(R"({"app": {"library": "l", "generator": "g"},
+                                    "schedule": {"kind": "root"},
+                                    "settings": {"early_stop_factor": 0.5}})");
+            }),
+            "request.settings.early_stop_factor must be at least 1");
   EXPECT_EQ(error_of([] {
               request_from_json(R"({"app": {"library": "l", "generator": "g"},
                                     "schedule": {"kind": "root"}, "setings": {}})");

@@ -117,6 +117,7 @@ TEST(TimeRuns, StopsAtTheRequestedSamplesWhenTheFastestIsAboveTheStopLine) {
     s.max_samples = 6;
     s.min_sample_seconds = 0;
     s.stop_above_ms = stop_above_ms;
+    s.early_stop_factor = 1000;  // the early line out of the way
     double us = 1000;
     TimingResult r = time_runs(
         [&] {
@@ -128,6 +129,32 @@ TEST(TimeRuns, StopsAtTheRequestedSamplesWhenTheFastestIsAboveTheStopLine) {
     EXPECT_EQ(r.stopped_above, above) << stop_above_ms;
     EXPECT_FALSE(r.confirmed) << stop_above_ms;
     EXPECT_EQ(r.samples_ms.size(), above ? 3u : 6u) << stop_above_ms;
+  }
+}
+
+TEST(TimeRuns, StopsAtTheEarlySamplesWhenTheFastestIsFarAboveTheStopLine) {
+  // Runs of 1 ms and up, each 20% longer than the one before. Line 0.05 ms: 10x that is
+  // below every run, so it stops at the 2 early samples. Line 0.5 ms: 10x that (5 ms) is
+  // above the first runs, so it stops at the 6 samples of the plain line. No line: 8.
+  for (const auto &[stop_above_ms, expected] :
+       {std::pair{0.05, 2u}, std::pair{0.5, 6u}, std::pair{0.0, 8u}}) {
+    TimingSettings s;
+    s.warmup_runs = 0;
+    s.samples = 6;
+    s.max_samples = 8;
+    s.min_sample_seconds = 0;
+    s.stop_above_ms = stop_above_ms;
+    s.early_stop_samples = 2;
+    s.early_stop_factor = 10;
+    double us = 1000;
+    TimingResult r = time_runs(
+        [&] {
+          std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int>(us)));
+          us *= 1.2;
+        },
+        s);
+    EXPECT_EQ(r.samples_ms.size(), expected) << stop_above_ms;
+    EXPECT_EQ(r.stopped_above, stop_above_ms > 0) << stop_above_ms;
   }
 }
 
@@ -155,6 +182,12 @@ TEST(TimeRuns, OutOfRangeSettingsAreRefused) {
   EXPECT_THROW(time_runs([] {}, s), ConfigError);
   s = TimingSettings();
   s.stop_above_ms = -1;
+  EXPECT_THROW(time_runs([] {}, s), ConfigError);
+  s = TimingSettings();
+  s.early_stop_samples = 0;
+  EXPECT_THROW(time_runs([] {}, s), ConfigError);
+  s = TimingSettings();
+  s.early_stop_factor = 0.9;
   EXPECT_THROW(time_runs([] {}, s), ConfigError);
 }
 
