@@ -75,8 +75,23 @@ std::optional<StageTiling> tiled_blocks(const FuncNode &f, const RegisterBlock &
   StageTiling t = block_of(loops, stage.num_pure, bx, by);
   t.tile[0] = bx;
   t.tile[1] = by * largest_divisor_at_most(ey / by, kInTileBlocksTall);
-  // The other variables (a convolution's rows and batch) iterate outside the tiles.
+  // The other variables (a convolution's rows and batch) iterate outside the tiles, the
+  // third kInTileDepth points at a time while the tiles stay enough tasks.
   for (int v = 2; v < stage.num_pure; ++v) t.tile[v] = 1;
+  const auto tiles = [&] {
+    int64_t n = 1;
+    for (int v = 0; v < stage.num_pure; ++v) n *= ceil_div(loops[v].extent(), t.tile[v]);
+    return n;
+  };
+  if (stage.num_pure > 2) {
+    const int64_t tasks_needed = int64_t{kInTileTasksPerCore} * options.cores;
+    for (int64_t depth = largest_divisor_at_most(loops[2].extent(), kInTileDepth); depth > 1;
+         depth = largest_divisor_at_most(loops[2].extent(), depth - 1)) {
+      t.tile[2] = depth;
+      if (tiles() >= tasks_needed) break;
+      t.tile[2] = 1;
+    }
+  }
   int outer = 0;
   for (int v = 0; v < stage.num_pure; ++v) outer += t.tile[v] < loops[v].extent() ? 1 : 0;
   if (outer == 0) return std::nullopt;

@@ -1412,6 +1412,34 @@ TEST(BlockedSchedules, AReductionMappedPointwiseIsComputedPerBlockOfTheOutput) {
   EXPECT_TRUE(blocked_in_tile_schedules(testing::graph_of(Pipeline(out)), options).empty());
 }
 
+// A block-in-tile seed's tiles run several rows of the convolution deep, so the stencil's
+// input rows and the copied filter panel are reused over them, while they stay at least
+// kInTileTasksPerCore tasks per core; with too few tiles for the cores they are one row.
+TEST(BlockedSchedules, InTileSeedsTileRowsDeepWhileTheTilesStayEnoughTasks) {
+  const auto build = [] { return testing::conv_relu_pipeline(8, 64, 64, 64); };
+  Halide::Pipeline reference = build();
+  const Halide::Buffer<> expected = run(reference);
+  const auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
+  SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());
+  const std::vector<ScheduleState> seeds = blocked_in_tile_schedules(graph, options);
+  ASSERT_FALSE(seeds.empty());
+  for (const ScheduleState &state : seeds) {
+    const StageTiling &t = state.decision(0).stages[0];
+    EXPECT_GT(t.tile[2], 1) << schedule_source(state, "deep");
+    EXPECT_LE(t.tile[2], kInTileDepth);
+    EXPECT_GE((64 / t.tile[0]) * (64 / t.tile[1]) * (64 / t.tile[2]),
+              kInTileTasksPerCore * options.cores)
+        << schedule_source(state, "deep");
+    Halide::Pipeline p = build();
+    apply_schedule(state, p);
+    EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "deep");
+  }
+  options.cores = 64;
+  for (const ScheduleState &state : blocked_in_tile_schedules(graph, options)) {
+    EXPECT_EQ(state.decision(0).stages[0].tile[2], 1) << schedule_source(state, "shallow");
+  }
+}
+
 // Every Func that maps a reduction pointwise gets it per block: both layers of a stack of
 // convolutions, the first one's ReLU at root in parallel tiles, its convolution inside.
 TEST(BlockedSchedules, EveryConvolutionOfAStackIsComputedPerBlockOfItsReLU) {
