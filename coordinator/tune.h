@@ -69,7 +69,10 @@ struct TuneSettings {
   // one 20% slower than the best seldom wins. On the noisy AVX2 host few runs confirm
   // their minimum and most candidates took all 40 samples: conv_layer's 9 spent 133 s of
   // a 3-minute budget sampling, 73 s of it on samples past the 10th of candidates already
-  // 1.2x slower than the best so far. 0: every candidate takes them all.
+  // 1.2x slower than the best so far. A candidate also stops after 3 samples 5/3 of the
+  // line above (2x the best at 1.2; TimingSettings::early_stop_factor), and tune_app
+  // counts the expert's and default's runtimes as measured. 0: every candidate takes them
+  // all.
   double candidate_stop_above_best = 1.2;
   // A seed may compile for this share of the search's time (the budget less the reserve),
   // within [its candidate limit, measure.compile_timeout_seconds] and the time left: 3 min
