@@ -324,8 +324,8 @@ std::vector<RegisterBlock> register_blocks(int64_t lanes, int64_t ex, int64_t ey
   std::vector<RegisterBlock> blocks;
   for (int v = 1; v <= kMaxBlockVectors; ++v) {
     if (ex % (v * lanes) != 0) continue;
-    // The most rows that divide ey with v x r + v + 1 registers.
-    for (int r = (vector_registers - v - 1) / v; r >= 1; --r) {
+    // The most rows that divide ey with v x r + 2 registers.
+    for (int r = (vector_registers - 2) / v; r >= 1; --r) {
       if (ey % r != 0) continue;
       if (v * r >= kMinAccumulators && v * r >= v + r) blocks.push_back({v, r});
       break;

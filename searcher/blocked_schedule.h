@@ -40,8 +40,12 @@ std::vector<ScheduleState> blocked_schedules(std::shared_ptr<const PipelineGraph
 
 // Block-in-tile seeds choose their accumulator blocks from the register file, as BLAS
 // kernels do: a block of v vectors by r rows holds v x r accumulators, and each reduction
-// step loads v vectors and broadcasts one value, so it needs v x r + v + 1 registers and
-// does v x r multiply-adds per v + r loads. Per width v (at most kMaxBlockVectors
+// step loads v vectors and broadcasts one value, doing v x r multiply-adds per v + r
+// loads. It needs v x r + 2 registers: the accumulators, the broadcast value and one
+// loaded vector; the other loaded vectors can be memory operands of the multiply-adds
+// (L1 hits). Counting all v loads in registers left AVX2 no block for resnet50's 7-pixel
+// rows, whose in-tile seed then ran 336-365 ms; with its expert's 2 x 7 (16 registers so
+// counted) it ran 151. Per width v (at most kMaxBlockVectors
 // vectors) the block takes the most rows that fit; it is kept when it holds at least
 // kMinAccumulators and makes at least one multiply-add per load (so never one vector
 // wide), and the kInTileBlockShapes with the most per load are tried (conv_layer's expert

@@ -37,7 +37,7 @@ class TableModel : public CostModel {
 };
 
 // Hand-computed: with 32 registers a block of v vectors takes the most rows r dividing the
-// extent with v x r + v + 1 <= 32, holds 8 accumulators or more; ranked by v x r / (v + r).
+// extent with v x r + 2 <= 32, holds 8 accumulators or more; ranked by v x r / (v + r).
 TEST(BlockedSchedules, RegisterBlocksFillTheRegistersWithTheMostMultiplyAddsPerLoad) {
   using B = std::vector<RegisterBlock>;
   // conv_layer, 128 channels x 100 pixels: 4 x 5 (20 / 9 per load), then 2 x 10 (20 / 12);
@@ -47,10 +47,12 @@ TEST(BlockedSchedules, RegisterBlocksFillTheRegistersWithTheMostMultiplyAddsPerL
   EXPECT_EQ(register_blocks(16, 2048, 2048, 32), (B{{4, 4}, {2, 8}}));
   // 48 wide takes 3 vectors by 8 rows (24 / 11), the expert's mat_mul block.
   EXPECT_EQ(register_blocks(16, 48, 96, 32).front(), (RegisterBlock{3, 8}));
-  // AVX2's 16 registers: 3 x 4 (12 / 7), 2 x 6 (12 / 8), 4 x 2 (8 / 6).
-  EXPECT_EQ(register_blocks(8, 96, 96, 16), (B{{3, 4}, {2, 6}, {4, 2}}));
-  // resnet50's 7-pixel rows: 2 x 7 (14 / 9); 4 x 1 holds too few accumulators.
-  EXPECT_EQ(register_blocks(16, 64, 7, 32), (B{{2, 7}}));
+  // AVX2's 16 registers: 4 x 3 and 3 x 4 (12 / 7, the wider first), 2 x 6 (12 / 8).
+  EXPECT_EQ(register_blocks(8, 96, 96, 16), (B{{4, 3}, {3, 4}, {2, 6}}));
+  // resnet50's 7-pixel rows: 4 x 7 (28 / 11), 2 x 7 (14 / 9); and on AVX2 2 x 7, its
+  // expert's block, where 4 x 7 does not fit (4 x 3 does not divide 7).
+  EXPECT_EQ(register_blocks(16, 64, 7, 32), (B{{4, 7}, {2, 7}}));
+  EXPECT_EQ(register_blocks(8, 64, 7, 16), (B{{2, 7}}));
   // Too short for any block of 8 accumulators.
   EXPECT_TRUE(register_blocks(16, 64, 1, 32).empty());
   EXPECT_TRUE(register_blocks(16, 16, 64, 32).empty());
