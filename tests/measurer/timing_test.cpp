@@ -1,5 +1,5 @@
 // time_runs: samples, repetition to a minimum sample length, confirming the minimum,
-// stopping above a stop line, statistics, bad settings.
+// stopping above a stop line (and early, far above it), statistics, bad settings.
 #include "measurer/timing.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,19 @@
 
 namespace protuner {
 namespace {
+
+// Times runs of 1 ms and up, each 20% longer than the one before, so no two samples agree
+// and the minimum never confirms; `runs` counts them.
+TimingResult time_lengthening_runs(const TimingSettings &s, int *runs = nullptr) {
+  double us = 1000;
+  return time_runs(
+      [&] {
+        if (runs) ++*runs;
+        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int>(us)));
+        us *= 1.2;
+      },
+      s);
+}
 
 TEST(TimeRuns, TakesTheRequestedSamplesAndTheMinimumIsAtLeastTheRunTime) {
   int calls = 0;
@@ -92,24 +105,15 @@ TEST(TimeRuns, GivesUpConfirmingAtMaxSamples) {
   s.max_samples = 6;
   s.min_sample_seconds = 0;
   s.confirm_within = 0.01;
-  // Every run 20% longer than the one before: no two samples agree.
-  double us = 1000;
-  TimingResult r = time_runs(
-      [&] {
-        ++timed;
-        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int>(us)));
-        us *= 1.2;
-      },
-      s);
+  const TimingResult r = time_lengthening_runs(s, &timed);
   EXPECT_FALSE(r.confirmed);
   EXPECT_EQ(r.samples_ms.size(), 6u);
   EXPECT_EQ(timed, 1 + 6);
 }
 
 TEST(TimeRuns, StopsAtTheRequestedSamplesWhenTheFastestIsAboveTheStopLine) {
-  // Runs of 1 ms and up, each 20% longer than the one before, so the minimum never
-  // confirms: below the stop line they go on to max_samples, above it they stop at
-  // `samples`.
+  // The minimum never confirms: below the stop line they go on to max_samples, above it
+  // they stop at `samples`.
   for (const double stop_above_ms : {0.5, 1000.0}) {
     TimingSettings s;
     s.warmup_runs = 0;
@@ -118,13 +122,7 @@ TEST(TimeRuns, StopsAtTheRequestedSamplesWhenTheFastestIsAboveTheStopLine) {
     s.min_sample_seconds = 0;
     s.stop_above_ms = stop_above_ms;
     s.early_stop_factor = 1000;  // the early line out of the way
-    double us = 1000;
-    TimingResult r = time_runs(
-        [&] {
-          std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int>(us)));
-          us *= 1.2;
-        },
-        s);
+    const TimingResult r = time_lengthening_runs(s);
     const bool above = stop_above_ms < 1;
     EXPECT_EQ(r.stopped_above, above) << stop_above_ms;
     EXPECT_FALSE(r.confirmed) << stop_above_ms;
@@ -133,8 +131,8 @@ TEST(TimeRuns, StopsAtTheRequestedSamplesWhenTheFastestIsAboveTheStopLine) {
 }
 
 TEST(TimeRuns, StopsAtTheEarlySamplesWhenTheFastestIsFarAboveTheStopLine) {
-  // Runs of 1 ms and up, each 20% longer than the one before. Line 0.05 ms: 10x that is
-  // below every run, so it stops at the 2 early samples. Line 0.5 ms: 10x that (5 ms) is
+  // Runs of 1 ms and up. Line 0.05 ms: 10x that is below every run, so it stops at the 2
+  // early samples. Line 0.5 ms: 10x that (5 ms) is
   // above the first runs, so it stops at the 6 samples of the plain line. No line: 8.
   for (const auto &[stop_above_ms, expected] :
        {std::pair{0.05, 2u}, std::pair{0.5, 6u}, std::pair{0.0, 8u}}) {
@@ -146,13 +144,7 @@ TEST(TimeRuns, StopsAtTheEarlySamplesWhenTheFastestIsFarAboveTheStopLine) {
     s.stop_above_ms = stop_above_ms;
     s.early_stop_samples = 2;
     s.early_stop_factor = 10;
-    double us = 1000;
-    TimingResult r = time_runs(
-        [&] {
-          std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int>(us)));
-          us *= 1.2;
-        },
-        s);
+    const TimingResult r = time_lengthening_runs(s);
     EXPECT_EQ(r.samples_ms.size(), expected) << stop_above_ms;
     EXPECT_EQ(r.stopped_above, stop_above_ms > 0) << stop_above_ms;
   }
