@@ -71,13 +71,16 @@ Cell measure_schedule(CompareRun &run, const AppSpec &app, const ScheduleSpec &s
   return c;
 }
 
+// `reference_ms`: runtimes measured for the app already, which set the stop line before
+// the first candidate, as in tune (BackendCandidateMeasurer::stop_line_reference).
 Cell search_cell(CompareRun &run, const PreparedApp &app, const std::string &algorithm,
-                 double budget_seconds) {
+                 double budget_seconds, const std::vector<double> &reference_ms) {
   ProgressLine line(app.spec.name + " / " + algorithm,
                     run.settings.plain_progress_interval_seconds);
   BackendCandidateMeasurer measurer(
       run.candidates, app.spec, "host",
       candidate_measure_settings(run.measure, budget_seconds, run.settings));
+  for (const double ms : reference_ms) measurer.stop_line_reference(ms);
   const auto start = Clock::now();
   const SearchOutcome o =
       search_until(app, algorithm, run.args.apps.seed, start,
@@ -127,8 +130,12 @@ Row compare_app(CompareRun &run, const SuiteApp &app) {
   row.cells.push_back(measure_schedule(run, app.spec, {ScheduleKind::kDefault}, run.measure));
   std::cout << app.spec.name << " / expert " << cell_text(row.cells[2]) << ", default "
             << cell_text(row.cells[3]) << std::endl;
+  std::vector<double> reference_ms;  // the expert's and the default's
+  for (const size_t column : {2, 3}) {
+    if (const auto ms = runtime(row.cells[column])) reference_ms.push_back(*ms);
+  }
   for (const std::string &algorithm : run.args.algorithms) {
-    row.cells.push_back(search_cell(run, *prepared, algorithm, budget_seconds));
+    row.cells.push_back(search_cell(run, *prepared, algorithm, budget_seconds, reference_ms));
   }
   return row;
 }

@@ -32,8 +32,8 @@ struct TimingSettings {
   // than `early_stop_factor` times the line: 2x the best at the search's 1.2 line. Over 185
   // candidates sampled 40 times on a noisy host, the fastest of the first 3 samples was at
   // most 1.85x the fastest of all 40 (1.62x at p99), so a candidate stopped this early
-  // would not have beaten the best; the 7 samples it skips cost up to 5 s each on
-  // conv_layer, where most candidates are 2x to 6x slower than the best.
+  // would not have beaten the best; the 7 samples it skips cost up to 5 s per candidate
+  // on conv_layer, where most candidates are 2x to 6x slower than the best.
   int early_stop_samples = 3;
   double early_stop_factor = 5.0 / 3;
 
