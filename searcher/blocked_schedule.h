@@ -62,9 +62,10 @@ inline constexpr int kMinAccumulators = 8;
 inline constexpr int kInTileBlocksTall = 16;
 // ...and this many points deep along its third variable (a convolution's rows), so the
 // rows of the stencil's input and the panel copied per tile are reused over that many rows
-// of blocks: conv_layer's seed ran 99-106 ms with tiles one row deep and 64-70 ms 16 rows
-// deep on the AVX2 host (8 rows: 75-79 ms, 40: 79-97). Shallower when the tiles would
-// otherwise be fewer than kInTileTasksPerCore per core.
+// of blocks: on the AVX2 host a conv_layer schedule of 2 x 5 blocks, its filter copied per
+// tile, ran 99-106 ms with tiles one row deep and 64-71 ms 16 rows deep; with 2 x 2 x 2
+// blocks, 8 rows ran 75-80 ms, 16 rows 67-73 and 40 rows 79-98. Shallower when the tiles
+// would otherwise be fewer than kInTileTasksPerCore per core.
 inline constexpr int kInTileDepth = 16;
 inline constexpr int kInTileTasksPerCore = 8;
 
