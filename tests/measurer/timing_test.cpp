@@ -132,8 +132,8 @@ TEST(TimeRuns, StopsAtTheRequestedSamplesWhenTheFastestIsAboveTheStopLine) {
 
 TEST(TimeRuns, StopsAtTheEarlySamplesWhenTheFastestIsFarAboveTheStopLine) {
   // Runs of 1 ms and up. Line 0.05 ms: 10x that is below every run, so it stops at the 2
-  // early samples. Line 0.5 ms: 10x that (5 ms) is
-  // above the first runs, so it stops at the 6 samples of the plain line. No line: 8.
+  // early samples. Line 0.5 ms: 10x that (5 ms) is above the first runs, so it stops at
+  // the 6 samples of the plain line. No line: 8.
   for (const auto &[stop_above_ms, expected] :
        {std::pair{0.05, 2u}, std::pair{0.5, 6u}, std::pair{0.0, 8u}}) {
     TimingSettings s;
