@@ -240,7 +240,7 @@ bool decide_tiled_consumer(ScheduleState &state, int f, int shape, bool panels,
   const Region loops = node.stages[0].loop_region(node.root_region);
   const std::vector<RegisterBlock> blocks =
       register_blocks(native_lanes(node, options), loops[0].extent(), loops[1].extent(),
-                      vector_registers(options));
+                      vector_registers(options.vector_bits));
   if (blocks.empty()) return false;
   const std::optional<StageTiling> tiles =
       tiled_blocks(node, blocks[std::min<size_t>(shape, blocks.size() - 1)], options);
@@ -314,10 +314,6 @@ std::optional<ScheduleState> blocked_in_tile(std::shared_ptr<const PipelineGraph
 }
 
 }  // namespace
-
-int vector_registers(const SearchSpaceOptions &options) {
-  return options.vector_bits >= 512 ? 32 : 16;
-}
 
 std::vector<RegisterBlock> register_blocks(int64_t lanes, int64_t ex, int64_t ey,
                                            int vector_registers) {

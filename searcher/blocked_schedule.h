@@ -69,10 +69,6 @@ inline constexpr int kInTileBlocksTall = 16;
 inline constexpr int kInTileDepth = 16;
 inline constexpr int kInTileTasksPerCore = 8;
 
-// Vector registers of the target: 32 with AVX-512, 16 otherwise (AVX2, SSE, NEON's
-// 128-bit view).
-int vector_registers(const SearchSpaceOptions &options);
-
 // The block shapes above for an accumulator over ex x ey points of `lanes`-lane vectors,
 // best first; blocks divide both extents. Empty when none fits.
 std::vector<RegisterBlock> register_blocks(int64_t lanes, int64_t ex, int64_t ey,

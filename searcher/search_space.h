@@ -19,6 +19,11 @@ struct Target;
 
 namespace protuner {
 
+// Vector registers of an ISA whose widest vectors have `vector_bits`: 32 with AVX-512, 16
+// below it (AVX2, SSE; NEON's 32 are not modelled). Register blocks are sized by it
+// (blocked_schedule.h), and the featurizer asks whether a block's sums fit in it.
+inline int vector_registers(int vector_bits) { return vector_bits >= 512 ? 32 : 16; }
+
 // Tunables of the space, with defaults for the machine class we tune on (2 cores,
 // AVX-512). for_target() fills the machine-dependent ones from a Halide target.
 struct SearchSpaceOptions {

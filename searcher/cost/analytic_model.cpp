@@ -51,8 +51,6 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, const MachineModel &m
   // Compute: arithmetic, loads and loop overhead, in core cycles.
   const double total = s[F::points_total];
   const double vw = s[F::vector_width];
-  const double vector_instructions_per_point =
-      vw > 1 ? std::ceil(vw / s[F::native_vector_width]) / vw : 1.0;
   const double plain_loads = s[F::loads_per_point] - s[F::gather_loads_per_point];
   // A stage left unvectorized still runs vector code when its innermost loop walks the
   // storage dimension without gathers: LLVM vectorizes such a loop itself.
@@ -65,9 +63,17 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, const MachineModel &m
     cycles += s[F::scalar_ops_total] / auto_lanes * o.cycles_per_vector_op;
     cycles += (plain_loads * o.cycles_per_load + o.cycles_per_store) * total / auto_lanes;
   } else {
+    // Loads and stores as the innermost block issues them: shared by its unrolled points,
+    // and an accumulator kept in registers across the reduction loop around it.
     cycles += s[F::scalar_ops_total] * o.cycles_per_scalar_op;
-    cycles += (plain_loads * o.cycles_per_load + o.cycles_per_store) * total *
-              vector_instructions_per_point;
+    cycles += (s[F::block_loads] * o.cycles_per_load + s[F::block_stores] * o.cycles_per_store) *
+              s[F::body_executions];
+    // A block that waits for the one before runs no faster than the chain's round trip.
+    if (s[F::block_waits_for_previous] != 0) {
+      const double chain =
+          s[F::accumulators_in_registers] != 0 ? o.register_chain_cycles : o.memory_chain_cycles;
+      cycles = std::max(cycles, s[F::body_executions] * chain);
+    }
   }
   cycles += s[F::gather_loads_per_point] * total * o.cycles_per_gathered_lane;
   cycles += s[F::body_executions] * o.cycles_per_block;

@@ -27,6 +27,12 @@ struct AnalyticModelOptions {
   double cycles_per_store = 1.0;       // one store port: a point's value, or a vector's
   double cycles_per_gathered_lane = 1.0;  // gathers and scalarized loads, per lane
   double cycles_per_block = 1.0;          // loop overhead per innermost block
+  // The round trip of a dependence carried from one block to the next (featurizer.h's
+  // block_waits_for_previous): a vector add or multiply-add's latency where the values
+  // stay in registers, a store, its forwarding to the next load and the arithmetic where
+  // they do not.
+  double register_chain_cycles = 4;
+  double memory_chain_cycles = 9;
   // Halide 14 leaves LLVM's loop vectorizer on: an unvectorized stage whose innermost loop
   // walks x without gathers runs at this share of the native lanes (measured here: a
   // pointwise chain unvectorized runs as fast as vectorized by 16).

@@ -138,7 +138,16 @@ namespace protuner {
   X(traffic_beyond_l3, "bytes over the run that must come from memory", "bytes")             \
   X(alloc_bytes, "bytes of one allocation (stage 0, not outputs: the caller's)", "bytes")    \
   X(alloc_bytes_total, "alloc_bytes x realizations (stage 0 only)", "bytes")                 \
-  X(store_at_root, "1 when stored at root", "flag")
+  X(store_at_root, "1 when stored at root", "flag")                                           \
+  X(block_loads, "load instructions of one innermost block: a read shared by its unrolled "  \
+    "points loaded once, an update's own values kept in registers across a reduction loop "  \
+    "around it loaded once per pass (gathers not counted)", "loads")                         \
+  X(block_stores, "store instructions of one innermost block, the same way", "stores")        \
+  X(block_accumulators, "vector registers of the values one innermost block computes", "registers") \
+  X(accumulators_in_registers, "1 when an update's own values stay in registers across the " \
+    "serial loop around its block", "flag")                                                \
+  X(block_waits_for_previous, "1 when each iteration of that serial loop needs the values "  \
+    "the one before computed (an update reading its own values along a reduction loop)", "flag")
 // clang-format on
 
 enum class InvariantFeature : int {

@@ -260,6 +260,50 @@ TEST(Featurizer, ASplitThatRoundsUpComputesWholeInnerBlocks) {
   EXPECT_NEAR(blur_x_points_per_row_of_sharp(true, 2), 196 * 128, 196 * 128 * 0.03);
 }
 
+// prod(x, y) = sum over k < 64 of a(k, y) * b(x, k), 64 x 64, with its update in a block
+// of 2 vectors of x by 4 rows of y: inside the reduction loop (the register blocks
+// experts write) or, reduction outside, inside a loop over rows inside it.
+StageFeatures blocked_update(bool reduction_outside) {
+  using namespace Halide;
+  ImageParam a(Float(32), 2, "a"), b(Float(32), 2, "b");
+  Var x("x"), y("y");
+  RDom k(0, 64, "k");
+  Func prod("prod");
+  prod(x, y) = 0.0f;
+  prod(x, y) += a(k, y) * b(x, k);
+  a.set_estimates({{0, 64}, {0, 64}});
+  b.set_estimates({{0, 64}, {0, 64}});
+  prod.set_estimates({{0, 64}, {0, 64}});
+  Pipeline p(prod);
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+  const Featurizer fz(graph);  // 512-bit vectors: 32 registers of 16 floats
+  ScheduleState s(graph);
+  FuncDecision d = testing::root_decision(s, false);
+  d.stages[1].inner = {32, 4};
+  d.stages[1].tile = {64, 8};  // middle loops of 2 blocks each way
+  d.stages[1].reduction_outside = reduction_outside;
+  s.decide(d);
+  return fz.featurize(s).stages[1];
+}
+
+TEST(Featurizer, CountsTheLoadsAndStoresOfARegisterBlock) {
+  const StageFeatures in_registers = blocked_update(false);
+  EXPECT_EQ(in_registers[F::block_accumulators], 8);  // 4 rows of 2 vectors
+  EXPECT_EQ(in_registers[F::accumulators_in_registers], 1);
+  // Per k: a row value per row (broadcast), 2 vectors of b shared by the rows; the
+  // accumulators loaded and stored once per 64 k.
+  EXPECT_FLOAT_EQ(in_registers[F::block_loads], 4 + 2 + 8.0f / 64);
+  EXPECT_FLOAT_EQ(in_registers[F::block_stores], 8.0f / 64);
+  EXPECT_EQ(in_registers[F::block_waits_for_previous], 1);  // 64 dependent sums
+
+  // The loop around the block walks tiles of rows: every block loads and stores its sums.
+  const StageFeatures in_memory = blocked_update(true);
+  EXPECT_EQ(in_memory[F::accumulators_in_registers], 0);
+  EXPECT_EQ(in_memory[F::block_loads], 4 + 2 + 8);
+  EXPECT_EQ(in_memory[F::block_stores], 8);
+  EXPECT_EQ(in_memory[F::block_waits_for_previous], 0);  // the next block sums other rows
+}
+
 TEST(Featurizer, ListsEveryStageAndTheStageDag) {
   auto graph = std::make_shared<const PipelineGraph>([] {
     Halide::Pipeline p = testing::matmul_pipeline(32);

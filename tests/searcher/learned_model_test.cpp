@@ -432,7 +432,11 @@ TEST(LearnedModel, FineTuningOnOneAppLowersItsLoss) {
   o.epochs = 150;
   o.patience = 30;
   o.learning_rate = 1e-3;
-  LearnedNetwork network = train_model(LearnedModelKind::kFeedForward, tiny_model(), blur, o);
+  // The GCN without the analytic prior: with it, these runtimes (the analytic model's own)
+  // leave it nothing to learn; the feed-forward model trained on the blur alone drives the
+  // coefficients of terms the blur hardly exercises (scalar compute) so far into softplus'
+  // flat tail that the convolutions, predicted 58x too fast, give it no gradient.
+  LearnedNetwork network = train_model(LearnedModelKind::kGcn, tiny_model(false), blur, o);
   const double before = weighted_relative_error(predict_samples(network, conv_test), conv_test);
   o.fine_tune_learning_rate_scale = 0.5;
   const TrainingReport report = fine_tune(network, conv_train, o);

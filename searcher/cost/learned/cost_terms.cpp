@@ -38,16 +38,12 @@ CostTerms cost_terms(const StageFeatures &s) {
   const double cycle = 1.0 / (m.clock_hz * speedup);  // seconds per cycle of this stage
 
   const double total = s[F::points_total];
-  const double vw = s[F::vector_width];
-  const double vector_instructions_per_point =
-      vw > 1 ? std::ceil(vw / s[F::native_vector_width]) / vw : 1.0;
-  const double plain_loads = std::max(0.0f, s[F::loads_per_point] - s[F::gather_loads_per_point]);
   auto set = [&t](CostTerm term, double seconds) {
     t[static_cast<int>(term)] = static_cast<float>(std::max(seconds, 0.0));
   };
   set(CostTerm::vector_compute, s[F::vector_ops_total] * cycle);
   set(CostTerm::scalar_compute, s[F::scalar_ops_total] * cycle);
-  set(CostTerm::loads, plain_loads * total * vector_instructions_per_point * cycle);
+  set(CostTerm::loads, s[F::block_loads] * s[F::body_executions] * cycle);
   set(CostTerm::gathers, s[F::gather_loads_per_point] * total * cycle);
   set(CostTerm::loop_overhead, s[F::body_executions] * cycle);
   set(CostTerm::productions, s[F::productions] * cycle);

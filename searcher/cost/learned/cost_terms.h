@@ -20,7 +20,7 @@ namespace protuner {
 #define PROTUNER_COST_TERMS(X)                                                              \
   X(vector_compute, "native vector instructions, 1 cycle each, over the parallel speed-up")  \
   X(scalar_compute, "scalar arithmetic, 1 cycle each, over the speed-up")                    \
-  X(loads, "vector (or scalar) loads, 1 cycle each, over the speed-up")                      \
+  X(loads, "load instructions of the innermost blocks (block_loads), 1 cycle each, over the speed-up") \
   X(gathers, "gathered loads, 1 cycle per lane, over the speed-up")                          \
   X(loop_overhead, "innermost block executions, 1 cycle each, over the speed-up")            \
   X(productions, "productions, 1 cycle each (bounds, loop setup), over the speed-up")         \
