@@ -350,8 +350,10 @@ bool reads_variable(const ReadGroup &group, int v) {
 // accumulators) or along the scan (iir_blur's columns read the row the last iteration
 // wrote). The block's vectors are then as many independent chains, and a block takes at
 // least one round trip of the chain: an arithmetic latency in registers, a store, a
-// forwarded load and the arithmetic otherwise. iir_blur's scans with one vector per block
-// ran 1.5-1.8x slower than with two, where the plain counts predicted them the same.
+// forwarded load and the arithmetic otherwise. Of two iir_blur candidates the plain counts
+// predicted alike (13.5 and 13.2 ms), the one scanning one vector per block ran 26.4 ms,
+// the one scanning two 14.8 (their schedules differ elsewhere too).
+//
 // A chain this many iterations long or shorter overlaps the next block's in the core's
 // out-of-order window (about 200 instructions on the machine class): nl_means' patch sums
 // over 7 taps one vector wide ran at the throughput the plain counts predict; counting

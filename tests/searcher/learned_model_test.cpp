@@ -433,9 +433,10 @@ TEST(LearnedModel, FineTuningOnOneAppLowersItsLoss) {
   o.patience = 30;
   o.learning_rate = 1e-3;
   // The GCN without the analytic prior: with it, these runtimes (the analytic model's own)
-  // leave it nothing to learn; the feed-forward model trained on the blur alone drives the
-  // coefficients of terms the blur hardly exercises (scalar compute) so far into softplus'
-  // flat tail that the convolutions, predicted 58x too fast, give it no gradient.
+  // leave it nothing to learn. The feed-forward model trained on the blur alone predicted
+  // the convolutions 58x too fast, and 31 epochs of fine-tuning left its loss where it was:
+  // no gradient, likely its coefficients of terms the blur hardly exercises (scalar
+  // compute, the convolutions' largest) deep in softplus' flat tail.
   LearnedNetwork network = train_model(LearnedModelKind::kGcn, tiny_model(false), blur, o);
   const double before = weighted_relative_error(predict_samples(network, conv_test), conv_test);
   o.fine_tune_learning_rate_scale = 0.5;
