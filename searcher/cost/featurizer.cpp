@@ -370,19 +370,18 @@ struct BlockMemory {
 BlockMemory block_memory(const std::vector<Loop> &loops, int serial, const StageNode &stage,
                          const std::vector<ReadGroup> &groups, int f, double vectors_per_vw,
                          int registers) {
-  std::vector<const Loop *> block;
-  for (size_t i = serial + 1; i < loops.size(); ++i) block.push_back(&loops[i]);
-  // Registers or loads one read takes over the block: per native vector along a vectorized
-  // variable, times each unrolled loop its index moves with.
+  // Registers or loads one read takes over the block (the loops after `serial`): per
+  // native vector along a vectorized variable, times each unrolled loop its index moves with.
   auto count = [&](const ReadGroup *g, bool stored_values) {
     double n = 1;
-    for (const Loop *l : block) {
+    for (size_t i = serial + 1; i < loops.size(); ++i) {
+      const Loop &l = loops[i];
       bool moves = false;
-      for (int v : l->vars) {
+      for (int v : l.vars) {
         moves = moves || (stored_values ? v < stage.num_pure : reads_variable(*g, v));
       }
       if (!moves) continue;
-      n *= l->vectorized ? vectors_per_vw : l->unrolled ? static_cast<double>(l->extent) : 1.0;
+      n *= l.vectorized ? vectors_per_vw : l.unrolled ? static_cast<double>(l.extent) : 1.0;
     }
     return n;
   };
