@@ -148,8 +148,41 @@ class Counter : public HI::IRVisitor {
   }
   template <typename T>
   void binary(OpKind k, const T *op) {
+    if (strength_reduced(op)) return;
     count(k, op->type);
     HI::IRVisitor::visit(op);
+  }
+
+  // Integer arithmetic linear in the loop variables (x + r.y, 2 * x - 1: the usual index)
+  // is not computed per point: the compiler keeps it as an induction variable or folds it
+  // into the address, one add per loop iteration. It is counted apart, as code
+  // (OpHistogram::linear_index_ops), not as work. Clamps and quotients are not linear:
+  // their min, max and shift run per point.
+  bool strength_reduced(const HI::BaseExprNode *op) {
+    const Expr e(op);
+    if (!e.type().is_int() && !e.type().is_uint()) return false;
+    if (!linear(HI::substitute(lets_, e))) return false;
+    h.linear_index_ops += operations(e);  // a let's value was counted at the let
+    return true;
+  }
+  bool linear(const Expr &e) const {
+    if (loop_invariant(e, vars_) || e.as<HI::Variable>()) return true;
+    if (const auto *a = e.as<HI::Add>()) return linear(a->a) && linear(a->b);
+    if (const auto *s = e.as<HI::Sub>()) return linear(s->a) && linear(s->b);
+    if (const auto *m = e.as<HI::Mul>()) {
+      return (constant_of(m->a) && linear(m->b)) || (constant_of(m->b) && linear(m->a));
+    }
+    if (const auto *c = e.as<HI::Cast>())
+      return c->value.type().is_int_or_uint() && linear(c->value);
+    return false;
+  }
+  // The arithmetic nodes of a linear expression.
+  static double operations(const Expr &e) {
+    if (const auto *a = e.as<HI::Add>()) return 1 + operations(a->a) + operations(a->b);
+    if (const auto *s = e.as<HI::Sub>()) return 1 + operations(s->a) + operations(s->b);
+    if (const auto *m = e.as<HI::Mul>()) return 1 + operations(m->a) + operations(m->b);
+    if (const auto *c = e.as<HI::Cast>()) return 1 + operations(c->value);
+    return 0;
   }
   template <typename T>
   void compare(const T *op) {
@@ -310,6 +343,7 @@ double OpHistogram::arithmetic() const {
 void OpHistogram::add(const OpHistogram &o, double weight) {
   for (int k = 0; k < kNumOpKinds; ++k)
     for (int t = 0; t < kNumOpTypes; ++t) counts[k][t] += weight * o.counts[k][t];
+  linear_index_ops += weight * o.linear_index_ops;
 }
 
 AccessPattern classify_access(const std::vector<std::vector<double>> &coefficients,

@@ -108,6 +108,10 @@ struct OpHistogram {
   // counts[kind][type]: operations per point of the stage.
   std::array<std::array<double, kNumOpTypes>, kNumOpKinds> counts{};
   std::vector<Access> accesses;  // every call site of a Func or input, in visit order
+  // Integer operations per point that are linear in the loop variables (index arithmetic
+  // such as x + r.y): code the compiler emits, but strength-reduced out of the per-point
+  // work, so not in `counts`.
+  double linear_index_ops = 0;
 
   double count(OpKind k) const;  // over all types
   double count(OpType t) const;  // over all kinds

@@ -247,8 +247,9 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
       }
     }
   }
-  stage.code_per_point = std::max<int64_t>(
-      1, std::llround(stage.ops.arithmetic()) + static_cast<int64_t>(stage.ops.accesses.size()));
+  stage.code_per_point =
+      std::max<int64_t>(1, std::llround(stage.ops.arithmetic() + stage.ops.linear_index_ops) +
+                               static_cast<int64_t>(stage.ops.accesses.size()));
   for (const Access &a : stage.ops.accesses) stage.gathers += a.pattern == AccessPattern::kGather;
   return stage;
 }

@@ -49,8 +49,9 @@ struct StageNode {
   // What the definition computes per point and how it indexes its producers
   // (schedule-invariant; the featurizer folds inlined producers into it).
   OpHistogram ops;
-  // From `ops`, kept because the search asks per step: the operations and loads one point
-  // of the definition adds to its innermost block (at least 1), and how many of its
+  // From `ops`, kept because the search asks per step: the operations (linear index
+  // arithmetic included: it is code LLVM compiles) and loads one point of the definition
+  // adds to its innermost block (at least 1), and how many of its
   // accesses gather (rules 6 and 7 of SearchSpaceOptions).
   int64_t code_per_point = 1;
   int64_t gathers = 0;

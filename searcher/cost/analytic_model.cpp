@@ -75,7 +75,10 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, const MachineModel &m
       cycles = std::max(cycles, s[F::body_executions] * chain);
     }
   }
-  cycles += s[F::gather_loads_per_point] * total * o.cycles_per_gathered_lane;
+  // A gather costs per lane what a vector load costs whole; in unvectorized code it is
+  // just a load.
+  cycles += s[F::gather_loads_per_point] * total *
+            (vw > 1 ? o.cycles_per_gathered_lane : o.cycles_per_load);
   cycles += s[F::body_executions] * o.cycles_per_block;
   cycles += s[F::productions] * o.cycles_per_production;
 

@@ -72,7 +72,8 @@ namespace protuner {
   X(access_strided, "call sites with a stride other than 0 or 1", "count/point")             \
   X(access_broadcast, "call sites not indexed by some pure variable", "count/point")         \
   X(access_pointwise, "call sites indexed in order with stride 1", "count/point")            \
-  X(arithmetic_per_point, "operations other than loads and constants", "ops/point")          \
+  X(arithmetic_per_point, "operations other than loads, constants and linear index math",     \
+    "ops/point")                                                                             \
   X(bytes_loaded_per_point, "bytes of every load per point (before any reuse)", "bytes/point") \
   X(num_producers, "distinct Funcs and inputs read, own Func excluded", "count")              \
   X(is_update, "1 for an update stage", "flag")                                              \

@@ -9,8 +9,11 @@
 //
 // Usage: search_probe APP [--algorithms beam,greedy,mcts_1s] [--seconds 20] [--seed 1]
 //                         [--out DIR] [--schedule FILE]... [--features NAME,...]
+//                         [--machine host|reference]
 // --features prints, per file, those scheduled features (featurizer.h names) of each stage:
 // where the model's time for a stage comes from, to set beside a profile of the schedule.
+// --machine reference models the machine class the training data was measured on
+// (MachineModel's defaults, as `protuner evaluate` does) instead of this host.
 // APP is a suite app name (library libprotuner_app_APP.so in the build's lib/).
 #include <Halide.h>
 
@@ -58,7 +61,7 @@ std::string read_file(const std::string &path) {
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::cerr << "usage: search_probe APP [--algorithms a,b] [--seconds S] [--seed N] [--out DIR] "
-                 "[--schedule FILE]...\n";
+                 "[--schedule FILE]... [--features NAMES] [--machine host|reference]\n";
     return 2;
   }
   const std::string app = argv[1];
@@ -66,6 +69,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> files, feature_names;
   double seconds = 20;
   uint64_t seed = 1;
+  bool reference_machine = false;
   std::string out_dir = "search-probe-out";
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
@@ -81,6 +85,12 @@ int main(int argc, char **argv) {
       files.push_back(value);
     } else if (flag == "--features") {
       feature_names = split(value);
+    } else if (flag == "--machine") {
+      if (value != "host" && value != "reference") {
+        std::cerr << "--machine takes host or reference, not " << value << "\n";
+        return 2;
+      }
+      reference_machine = value == "reference";
     } else {
       std::cerr << "unknown flag " << flag << "\n";
       return 2;
@@ -93,7 +103,7 @@ int main(int argc, char **argv) {
         target);
     auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(instance.pipeline()));
     const SearchSpace space(SearchSpaceOptions::for_target(target));
-    const MachineModel machine = MachineModel::from_host();
+    const MachineModel machine = reference_machine ? MachineModel{} : MachineModel::from_host();
     AnalyticModel model(graph, machine);
     std::filesystem::create_directories(out_dir);
 

@@ -42,13 +42,15 @@ TEST(OpHistogram, CountsAStencilByKindAndType) {
   const OpHistogram &h = stage_of(g, "f").ops;
   EXPECT_EQ(n(h, OpKind::kMul, OpType::kFloat32), 1);
   EXPECT_EQ(n(h, OpKind::kAdd, OpType::kFloat32), 1);
-  EXPECT_EQ(n(h, OpKind::kAdd, OpType::kInt32), 1);  // the index x + 1
+  // The index x + 1 is linear in the loop variables: code, not per-point work.
+  EXPECT_EQ(n(h, OpKind::kAdd, OpType::kInt32), 0);
+  EXPECT_EQ(h.linear_index_ops, 1);
   // An ImageParam is read through a Func of its own ("in_im"), which reads the buffer.
   EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kFloat32), 2);
   EXPECT_EQ(n(h, OpKind::kConstant, OpType::kFloat32), 1);
-  EXPECT_EQ(n(h, OpKind::kConstant, OpType::kInt32), 1);
-  EXPECT_EQ(h.total(), 7);
-  EXPECT_EQ(h.arithmetic(), 3);
+  EXPECT_EQ(n(h, OpKind::kConstant, OpType::kInt32), 0);
+  EXPECT_EQ(h.total(), 5);
+  EXPECT_EQ(h.arithmetic(), 2);
   EXPECT_EQ(h.count(OpType::kFloat32), 5);
   ASSERT_EQ(h.accesses.size(), 2u);
   for (const Access &a : h.accesses) {
@@ -64,6 +66,28 @@ TEST(OpHistogram, CountsAStencilByKindAndType) {
   EXPECT_EQ(wrapper.total(), 1);
   EXPECT_TRUE(access_to(wrapper, "in").is_input);
   EXPECT_EQ(access_to(wrapper, "in").pattern, AccessPattern::kPointwise);
+}
+
+TEST(OpHistogram, CountsClampedAndHalvedIndicesAsWorkAndLinearOnesAsCode) {
+  ImageParam in(Float(32), 2, "in");
+  Param<int> w("w");
+  Var x("x"), y("y");
+  Func f("f");
+  // 2 * x - 1 and y + 1 are linear: strength-reduced. The clamp's min and max and the
+  // quotient's shift run per point.
+  f(x, y) = in(2 * x - 1, y + 1) + in(clamp(x, 0, w - 1), y / 2);
+  in.set_estimates({{0, 128}, {0, 128}});
+  f.set_estimates({{0, 64}, {0, 64}});
+  w.set_estimate(64);
+  Pipeline p(f);
+  const PipelineGraph g = analyze_pipeline(p);
+  const OpHistogram &h = stage_of(g, "f").ops;
+  EXPECT_EQ(h.linear_index_ops, 4);  // 2 * x, - 1, + 1, and the loop-invariant w - 1
+  EXPECT_EQ(n(h, OpKind::kMin, OpType::kInt32), 1);
+  EXPECT_EQ(n(h, OpKind::kMax, OpType::kInt32), 1);
+  EXPECT_EQ(n(h, OpKind::kDiv, OpType::kInt32), 1);
+  EXPECT_EQ(n(h, OpKind::kAdd, OpType::kFloat32), 1);
+  EXPECT_EQ(h.arithmetic(), 4);
 }
 
 TEST(OpHistogram, CountsCastsComparesSelectsMathAndBitwise) {

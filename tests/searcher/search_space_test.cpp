@@ -355,9 +355,7 @@ TEST(SearchSpace, AllBlocksTogetherStayWithinTheCodeLimit) {
         continue;
       }
       for (size_t st = 0; st < d.stages.size(); ++st) {
-        const OpHistogram &ops = graph->funcs[f].stages[st].ops;
-        const int64_t per_point = std::max<int64_t>(
-            1, std::llround(ops.arithmetic()) + static_cast<int64_t>(ops.accesses.size()));
+        const int64_t per_point = graph->funcs[f].stages[st].code_per_point;
         int64_t block = 1;
         for (int64_t n : d.stages[st].inner) block *= n;
         computed += block * per_point;
