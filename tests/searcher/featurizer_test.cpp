@@ -11,6 +11,7 @@
 #include "searcher/cost/featurizer.h"
 #include "searcher/search_space.h"
 #include "tests/searcher/cost_test_support.h"
+#include "tests/searcher/search_fixtures.h"
 #include "tests/searcher/test_pipelines.h"
 
 namespace protuner {
@@ -260,22 +261,11 @@ TEST(Featurizer, ASplitThatRoundsUpComputesWholeInnerBlocks) {
   EXPECT_NEAR(blur_x_points_per_row_of_sharp(true, 2), 196 * 128, 196 * 128 * 0.03);
 }
 
-// prod(x, y) = sum over k < 64 of a(k, y) * b(x, k), 64 x 64, with its update in a block
+// c(x, y) = sum over k < 64 of a(k, y) * b(x, k), 64 x 64, with its update in a block
 // of 2 vectors of x by 4 rows of y: inside the reduction loop (the register blocks
 // experts write) or, reduction outside, inside a loop over rows inside it.
 StageFeatures blocked_update(bool reduction_outside) {
-  using namespace Halide;
-  ImageParam a(Float(32), 2, "a"), b(Float(32), 2, "b");
-  Var x("x"), y("y");
-  RDom k(0, 64, "k");
-  Func prod("prod");
-  prod(x, y) = 0.0f;
-  prod(x, y) += a(k, y) * b(x, k);
-  a.set_estimates({{0, 64}, {0, 64}});
-  b.set_estimates({{0, 64}, {0, 64}});
-  prod.set_estimates({{0, 64}, {0, 64}});
-  Pipeline p(prod);
-  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+  const auto graph = testing::graph_of(testing::matmul_pipeline(64));
   const Featurizer fz(graph);  // 512-bit vectors: 32 registers of 16 floats
   ScheduleState s(graph);
   FuncDecision d = testing::root_decision(s, false);

@@ -5,6 +5,7 @@
 #include <Halide.h>
 
 #include "searcher/pipeline_graph.h"
+#include "tests/searcher/test_pipelines.h"
 
 namespace protuner {
 namespace {
@@ -148,16 +149,8 @@ TEST(OpHistogram, ClassifiesAccessPatterns) {
 }
 
 TEST(OpHistogram, CountsAnUpdateWithItsSelfReadAndReductionVariables) {
-  ImageParam a(Float(32), 2, "a"), b(Float(32), 2, "b");
-  Var x("x"), y("y");
-  RDom k(0, 32, "k");
-  Func c("c");
-  c(x, y) = 0.0f;
-  c(x, y) += a(k, y) * b(x, k);
-  a.set_estimates({{0, 32}, {0, 32}});
-  b.set_estimates({{0, 32}, {0, 32}});
-  c.set_estimates({{0, 32}, {0, 32}});
-  Pipeline p(c);
+  // c(x, y) += a(k, y) * b(x, k) over 32 x 32 x 32 (test_pipelines.h)
+  Pipeline p = testing::matmul_pipeline(32);
   const PipelineGraph g = analyze_pipeline(p);
   const OpHistogram &pure = stage_of(g, "c", 0).ops;
   EXPECT_EQ(pure.total(), 1);  // the constant 0
