@@ -149,8 +149,9 @@ std::vector<DatasetApp> dataset_apps(const DatasetBuildOptions &options) {
     const std::string library = resolve_library(options.random_library, ".");
     for (int i = 0; i < options.pipelines; ++i) {
       const std::string seed = std::to_string(options.first_seed + static_cast<uint32_t>(i));
-      const std::string id = "random_" + seed;
+      const std::string id = (options.scans ? "random_scans_" : "random_") + seed;
       AppSpec stored{id, options.random_library, "random_pipeline", {{"seed", seed}}};
+      if (options.scans) stored.params["scans"] = "true";
       AppSpec resolved = stored;
       resolved.library = library;
       apps.push_back({id, stored, resolved});
@@ -231,6 +232,8 @@ DatasetCommand::DatasetCommand(CLI::App &cli) {
       ->required();
   build_->add_option("--pipelines", o.pipelines, "random pipelines")->check(CLI::NonNegativeNumber);
   build_->add_option("--first-seed", o.first_seed, "seed of the first random pipeline");
+  build_->add_flag("--scans", o.scans,
+                   "random pipelines that also draw scan blocks (ids random_scans_<seed>)");
   build_
       ->add_option("--schedules-per-pipeline", o.schedules_per_pipeline,
                    "distinct random schedules per pipeline")

@@ -38,6 +38,9 @@ struct DatasetBuildOptions {
   // Random pipelines: seeds first_seed .. first_seed + pipelines - 1.
   int pipelines = 20;
   uint32_t first_seed = 0;
+  // Random pipelines that also draw scan blocks (the generator's `scans` param): other
+  // pipelines than the same seeds without, so their ids are random_scans_<seed>.
+  bool scans = false;
   // Distinct random complete schedules per pipeline (and per suite app).
   int schedules_per_pipeline = 10;
   // Rollouts drawn per wanted schedule before a pipeline's space counts as exhausted (a

@@ -10,7 +10,7 @@
 namespace protuner_random_pipeline {
 
 // Image processing and deep learning, as Adams et al. 2019 sample them for training data.
-constexpr std::array<const char *, 11> kBlockKinds = {
+constexpr std::array<const char *, 12> kBlockKinds = {
     "pointwise",   // unary or binary arithmetic (relu, products, min/max, select, exp, sqrt)
     "stencil",     // a kx x ky weighted sum of neighbours, kx, ky in {1, 3, 5, 7}
     "downsample",  // 2x in both dimensions: 2x2 box average, or subsampling
@@ -22,6 +22,8 @@ constexpr std::array<const char *, 11> kBlockKinds = {
     "transpose",   // x and y swapped
     "lut",         // a 256-entry table indexed by a clamped (or uint8) value
     "cast",        // float <-> uint8/uint16/int16, uint8 <-> uint16
+    "scan",        // a first-order recursive filter along x or y, one way or both (only
+                   // with the generator's `scans` param: older seeds keep their pipelines)
 };
 
 // The block kind of a Func of a random pipeline ("conv_3" -> "conv"), or "" for the Funcs

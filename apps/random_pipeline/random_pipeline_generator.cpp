@@ -71,6 +71,7 @@ enum Kind {
   kTranspose,
   kLut,
   kCast,
+  kScan,
   kNumKinds
 };
 static_assert(kNumKinds == kBlockKinds.size(), "Kind must list kBlockKinds in order");
@@ -146,8 +147,12 @@ struct Plan {
 
 double decode_ops(const TensorInfo &t) { return t.elem == Elem::kFloat ? 0 : 2; }
 
-bool allowed(Kind kind, const TensorInfo &t, const Tunables &tun) {
+// `scans`: the generator's param. Without it the kinds a block draws from are those before
+// scans existed, in the same order, so every seed keeps the pipeline it was measured as.
+bool allowed(Kind kind, const TensorInfo &t, bool scans, const Tunables &tun) {
   switch (kind) {
+    case kScan:
+      return scans;
     case kDownsample:
       return std::min(t.fx, t.fy) >= 2 / tun.max_shrink;
     case kUpsample:
@@ -193,7 +198,7 @@ TensorInfo plan_spatial_block(BlockPlan &p, const TensorInfo &a, Rng &rng, const
     case kPool: {
       p.variant = rng.uniform(0, 1);  // 0: max (in the input's type), 1: average
       p.kx = p.ky = rng.pick({2, 3});
-      p.stride = allowed(kDownsample, a, tun) ? rng.pick({1, 2}) : 1;
+      p.stride = allowed(kDownsample, a, false, tun) ? rng.pick({1, 2}) : 1;
       out.fx /= p.stride, out.fy /= p.stride;
       out.elem = p.variant == 0 ? a.elem : Elem::kFloat;
       p.steps = p.kx * p.ky;
@@ -203,6 +208,14 @@ TensorInfo plan_spatial_block(BlockPlan &p, const TensorInfo &a, Rng &rng, const
     case kTranspose:
       std::swap(out.fx, out.fy);
       p.ops = 3;  // one strided load per point
+      break;
+    case kScan:
+      // 0, 1: causal along x, y; 2, 3: causal then anti-causal along x, y (iir_blur's).
+      p.variant = rng.uniform(0, 3);
+      p.coeffs = {static_cast<float>(0.5 + rng.unit() * 0.45)};  // feedback in [0.5, 0.95]
+      out.elem = Elem::kFloat;
+      p.ops = 1 + dec;
+      p.steps = p.variant >= 2 ? 2 : 1;
       break;
     default:
       break;
@@ -311,22 +324,26 @@ void choose_size(Plan &plan, Rng &rng, const Tunables &tun) {
   plan.height = side(std::sqrt(area / aspect));
 }
 
-Plan make_plan(uint32_t seed, int stages, const Tunables &tun) {
+Plan make_plan(uint32_t seed, int stages, bool scans, const Tunables &tun) {
   Rng rng(seed);
   Plan plan;
   plan.input.channels = rng.pick({1, 3, 4});
   plan.input.elem = rng.chance(0.5) ? Elem::kFloat : rng.chance(0.5) ? Elem::kU8 : Elem::kU16;
   plan.tensors.push_back(plan.input);
   const int blocks = stages > 0 ? stages : rng.uniform(tun.min_blocks, tun.max_blocks);
+  // With scans, one block drawn from the seed is a scan whatever the draw of its kind, so
+  // every such pipeline has one (about half would have none by chance).
+  const int scan_block = scans ? rng.uniform(0, blocks - 1) : -1;
   for (int i = 0; i < blocks; ++i) {
     BlockPlan p;
     const int newest = static_cast<int>(plan.tensors.size()) - 1;
     p.a = rng.chance(tun.p_newest) ? newest : rng.uniform(0, newest);
     std::vector<Kind> kinds;
     for (int k = 0; k < kNumKinds; ++k) {
-      if (allowed(Kind(k), plan.tensors[p.a], tun)) kinds.push_back(Kind(k));
+      if (allowed(Kind(k), plan.tensors[p.a], scans, tun)) kinds.push_back(Kind(k));
     }
     p.kind = kinds[rng.uniform(0, static_cast<int>(kinds.size()) - 1)];
+    if (i == scan_block) p.kind = kScan;
     const TensorInfo out = plan_block(p, plan, rng, tun);
     plan.tensors[p.a].uses++;
     if (p.b >= 0) plan.tensors[p.b].uses++;
@@ -343,6 +360,10 @@ class RandomPipeline : public Generator<RandomPipeline> {
   GeneratorParam<uint32_t> seed{"seed", 0};
   // Number of blocks; 0 draws it from the seed (Tunables::min_blocks..max_blocks).
   GeneratorParam<int> stages{"stages", 0, 0, 64};
+  // Also draw scan blocks (recursive filters), at least one per pipeline. Off by default: a
+  // new kind changes what every seed draws, and the seeds measured before it must keep
+  // their pipelines.
+  GeneratorParam<bool> scans{"scans", false};
 
   // The image, input(x, y, c). Its type is drawn from the seed, so there is one Input per
   // type and a pipeline reads exactly one of them (common/app.h builds pipelines without
@@ -355,7 +376,7 @@ class RandomPipeline : public Generator<RandomPipeline> {
   Output<Buffer<float>> output{"output", 3};
 
   void generate() {
-    plan_ = make_plan(seed, stages, tunables_);
+    plan_ = make_plan(seed, stages, scans, tunables_);
     tensors_.push_back({clamped_input(), plan_.input.elem, plan_.input.channels});
     for (size_t b = 0; b < plan_.blocks.size(); ++b) {
       tensors_.push_back(build_block(plan_.blocks[b], static_cast<int>(b)));
@@ -471,6 +492,9 @@ class RandomPipeline : public Generator<RandomPipeline> {
         break;
       case kCast:
         define_cast(f, a, info.elem);
+        break;
+      case kScan:
+        define_scan(f, p, a, info);
         break;
       case kNumKinds:
         break;
@@ -601,6 +625,32 @@ class RandomPipeline : public Generator<RandomPipeline> {
     }
   }
 
+  // A first-order recursive filter over the tensor's extent along x or y: each point
+  // becomes a blend of itself and its already filtered neighbour, a serial dependence
+  // along the scanned dimension (iir_blur's, and the cumulative sums of histograms).
+  // Outside the extent the tensor is its input, so consumers may still read anywhere.
+  void define_scan(Func f, const BlockPlan &p, const Tensor &a, const TensorInfo &info) {
+    const bool along_x = p.variant % 2 == 0;
+    const int n = along_x ? extent(info.fx * plan_.width) : extent(info.fy * plan_.height);
+    const float keep = 1.0f - p.coeffs[0], feedback = p.coeffs[0];
+    f(x, y, c) = value(a, x, y, c);
+    if (n < 2) return;
+    RDom r(1, n - 1, "r");
+    auto at = [&](Expr i) { return along_x ? f(i, y, c) : f(x, i, c); };
+    if (along_x) {
+      f(r, y, c) = keep * at(r) + feedback * at(r - 1);
+    } else {
+      f(x, r, c) = keep * at(r) + feedback * at(r - 1);
+    }
+    if (p.variant < 2) return;
+    Expr back = n - 1 - r;  // from the far end inwards
+    if (along_x) {
+      f(back, y, c) = keep * at(back) + feedback * at(back + 1);
+    } else {
+      f(x, back, c) = keep * at(back) + feedback * at(back + 1);
+    }
+  }
+
   // The mean of every tensor no block read (the newest one among them), so every block is
   // live.
   void define_output() {
@@ -621,13 +671,22 @@ class RandomPipeline : public Generator<RandomPipeline> {
   void schedule_expert() {
     const int vec = natural_vector_size<float>();
     auto schedule_stage = [&](Stage s, const std::vector<Var> &args) {
-      s.vectorize(args[0], vec, TailStrategy::GuardWithIf);
+      if (!args.empty()) s.vectorize(args[0], vec, TailStrategy::GuardWithIf);
       if (args.size() > 1) s.parallel(args[1]);
     };
     for (Func &f : funcs_) {
       f.compute_root();
       schedule_stage(f, f.args());
-      for (int u = 0; u < f.num_update_definitions(); ++u) schedule_stage(f.update(u), f.args());
+      for (int u = 0; u < f.num_update_definitions(); ++u) {
+        // A scan's update replaces x or y by its RDom: only the pure variables it keeps
+        // can be vectorized or parallel.
+        std::vector<Var> pure;
+        for (const Expr &e : f.update_args(u)) {
+          const auto *v = e.as<Internal::Variable>();
+          if (v && !v->reduction_domain.defined()) pure.emplace_back(v->name);
+        }
+        schedule_stage(f.update(u), pure);
+      }
     }
     output.vectorize(x, vec, TailStrategy::GuardWithIf).parallel(y);
   }

@@ -257,12 +257,13 @@ TEST(DatasetFile, MissingFileIsAnIoError) {
 
 // --- The random pipeline generator ---
 
-AppSpec random_spec(uint32_t seed, int stages = 0) {
+AppSpec random_spec(uint32_t seed, int stages = 0, bool scans = false) {
   AppSpec spec{"random_" + std::to_string(seed),
                PROTUNER_RANDOM_PIPELINE_LIBRARY,
                "random_pipeline",
                {{"seed", std::to_string(seed)}}};
   if (stages > 0) spec.params["stages"] = std::to_string(stages);
+  if (scans) spec.params["scans"] = "true";
   return spec;
 }
 
@@ -273,8 +274,8 @@ struct BuiltPipeline {
   std::vector<FuncSignature> signature;
 };
 
-BuiltPipeline build(uint32_t seed) {
-  AppInstance app = AppInstance::create(random_spec(seed), host_target());
+BuiltPipeline build(uint32_t seed, bool scans = false) {
+  AppInstance app = AppInstance::create(random_spec(seed, 0, scans), host_target());
   BuiltPipeline b{analyze_pipeline(app.pipeline()), {}};
   b.signature = pipeline_signature(b.graph);
   return b;
@@ -344,13 +345,32 @@ TEST(RandomPipeline, DifferentSeedsGiveDifferentPipelines) {
   EXPECT_EQ(distinct.size(), static_cast<size_t>(kSeeds));
 }
 
+// Scan blocks only with the `scans` param: every other kind shows up without it.
 TEST(RandomPipeline, ThirtySeedsUseEveryBuildingBlock) {
   std::map<std::string, int> blocks;  // kind -> blocks of that kind over all seeds
   for (const BuiltPipeline &b : thirty_pipelines()) {
     for (const std::string &block : block_names(b.graph)) ++blocks[rp::block_kind_of(block)];
   }
   for (const char *kind : rp::kBlockKinds) {
-    EXPECT_GT(blocks[kind], 0) << "no '" << kind << "' block in " << kSeeds << " seeds";
+    if (std::string(kind) == "scan") {
+      EXPECT_EQ(blocks[kind], 0) << "scan blocks without the scans param";
+    } else {
+      EXPECT_GT(blocks[kind], 0) << "no '" << kind << "' block in " << kSeeds << " seeds";
+    }
+  }
+}
+
+// With `scans`, every pipeline has a scan block, so each seed makes another pipeline.
+TEST(RandomPipeline, ScansParamPutsAScanInEveryPipeline) {
+  for (uint32_t seed = 0; seed < 10; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const BuiltPipeline b = build(seed, true);
+    int scans = 0;
+    for (const std::string &block : block_names(b.graph)) {
+      scans += rp::block_kind_of(block) == "scan";
+    }
+    EXPECT_GE(scans, 1);
+    EXPECT_NE(fingerprint(b.graph), fingerprint(thirty_pipelines()[seed].graph));
   }
 }
 
@@ -367,8 +387,8 @@ Halide::Buffer<> run_with(AppInstance &app) {
   return out[0];
 }
 
-Halide::Buffer<> run_root(uint32_t seed) {
-  AppInstance app = AppInstance::create(random_spec(seed), strict_host());
+Halide::Buffer<> run_root(uint32_t seed, bool scans = false) {
+  AppInstance app = AppInstance::create(random_spec(seed, 0, scans), strict_host());
   apply_root_schedule(app.pipeline());
   return run_with(app);
 }
@@ -378,18 +398,20 @@ Halide::Buffer<> run_root(uint32_t seed) {
 // It crashed intermittently (2 runs in 3) until three-level splits were made inner tile
 // first: tiled lookup tables stored past their buffers (see split_directives); the guard
 // zones make such a store fail the test on every run.
+// The fourth, with scans: a scan's updates (an RVar in place of x or y) split, reordered
+// and parallelized by the space.
 TEST(RandomPipeline, RandomSchedulesComputeTheRootSchedulesBits) {
   const SearchSpace space(SearchSpaceOptions::for_target(strict_host()));
-  for (uint32_t seed : {2u, 10u, 24u}) {
-    SCOPED_TRACE("seed " + std::to_string(seed));
-    AppInstance root = AppInstance::create(random_spec(seed, 4), strict_host());
+  for (auto [seed, scans] : {std::pair{2u, false}, {10u, false}, {24u, false}, {1u, true}}) {
+    SCOPED_TRACE("seed " + std::to_string(seed) + (scans ? " with scans" : ""));
+    AppInstance root = AppInstance::create(random_spec(seed, 4, scans), strict_host());
     auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(root.pipeline()));
     apply_root_schedule(root.pipeline());
     const Halide::Buffer<> expected = run_with(root);
     std::mt19937_64 rng(seed);
     ScheduleState state(graph);
     ASSERT_TRUE(space.random_rollout(state, rng));
-    AppInstance app = AppInstance::create(random_spec(seed, 4), strict_host());
+    AppInstance app = AppInstance::create(random_spec(seed, 4, scans), strict_host());
     apply_schedule(state, app.pipeline());
     testing::GuardedAllocations::install(app.pipeline());
     EXPECT_EQ(first_bitwise_difference(expected, run_with(app)), std::nullopt)
@@ -400,10 +422,12 @@ TEST(RandomPipeline, RandomSchedulesComputeTheRootSchedulesBits) {
 
 TEST(RandomPipeline, ExpertScheduleComputesTheRootSchedulesBits) {
   // Seed 3: convolutions, a matmul, pooling, a reduce; seed 12: a conv, LUTs, a matmul.
-  for (uint32_t seed : {3u, 12u}) {
-    AppInstance app = AppInstance::create(random_spec(seed), strict_host(), {{"expert", "true"}});
-    EXPECT_EQ(first_bitwise_difference(run_root(seed), run_with(app)), std::nullopt)
-        << "seed " << seed;
+  // Seed 5 with scans: the expert schedule keeps to the pure variables a scan's update has.
+  for (auto [seed, scans] : {std::pair{3u, false}, {12u, false}, {5u, true}}) {
+    AppInstance app =
+        AppInstance::create(random_spec(seed, 0, scans), strict_host(), {{"expert", "true"}});
+    EXPECT_EQ(first_bitwise_difference(run_root(seed, scans), run_with(app)), std::nullopt)
+        << "seed " << seed << (scans ? " with scans" : "");
   }
 }
 
@@ -499,6 +523,26 @@ TEST(DatasetBuild, StoredSchedulesApplyToTheirPipeline) {
   FakeMeasurer ok(0);
   build_dataset(options, ok, progress);
   for (const DatasetSample &s : read_dataset(options.out)) {
+    AppSpec spec = s.app;
+    spec.library = PROTUNER_RANDOM_PIPELINE_LIBRARY;
+    AppInstance app = AppInstance::create(spec, host_target());
+    auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(app.pipeline()));
+    EXPECT_TRUE(schedule_from_json(s.schedule_json, graph).complete());
+  }
+}
+
+// With scans the same seeds make other pipelines: other ids, the param stored with them,
+// so a sample rebuilds the pipeline it was measured on.
+TEST(DatasetBuild, ScanPipelinesHaveTheirOwnIdsAndParam) {
+  DatasetBuildOptions options = small_build(fresh_path("scans.jsonl"));
+  options.scans = true;
+  std::ostringstream progress;
+  FakeMeasurer ok(0);
+  EXPECT_EQ(build_dataset(options, ok, progress).stored, 6);
+  for (const DatasetSample &s : read_dataset(options.out)) {
+    EXPECT_TRUE(s.pipeline_id == "random_scans_4" || s.pipeline_id == "random_scans_5")
+        << s.pipeline_id;
+    EXPECT_EQ(s.app.params.at("scans"), "true");
     AppSpec spec = s.app;
     spec.library = PROTUNER_RANDOM_PIPELINE_LIBRARY;
     AppInstance app = AppInstance::create(spec, host_target());
