@@ -196,6 +196,9 @@ int run_train(const LearnedCommands::Args &a) {
             << (a.trainer.ranking_weight > 0
                     ? " + " + plain(a.trainer.ranking_weight) + " x pairwise ranking"
                     : std::string())
+            << (a.trainer.correction_penalty > 0
+                    ? " + " + plain(a.trainer.correction_penalty) + " x squared correction"
+                    : std::string())
             << ") on " << samples.size() << " samples of " << apps_of(samples).size() << " apps";
   if (a.test_pipelines > 0) {
     std::cout << "; " << test.size() << " samples of " << apps_of(test).size()
@@ -322,6 +325,17 @@ void add_trainer_options(CLI::App &cmd, TrainerOptions &o) {
          "relative error of the loss: ratio (|p/m - 1|, 004_*'s; feedforward's default) or "
          "log-ratio (|log(p/m)|; gcn's default)")
       ->check(CLI::IsMember({"ratio", "log-ratio"}));
+  cmd.add_flag("--stop-on-ranking", o.stop_on_ranking,
+               "early stopping keeps the parameters that rank the held-out pipelines best, "
+               "not those of the lowest held-out loss");
+  cmd.add_option("--weight-decay", o.weight_decay, "Adam weight decay")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--correction-penalty", o.correction_penalty,
+                 "gcn with the analytic prior: weight of the mean squared per-stage log "
+                 "correction added to the loss (searcher/cost/learned/trainer.h); 0: none")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd.add_option("--ranking-weight", o.ranking_weight,
                  "weight of a pairwise ranking term added to the loss (searcher/cost/learned/"
                  "trainer.h); 0: none")

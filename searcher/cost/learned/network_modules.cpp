@@ -139,6 +139,7 @@ class GcnNetwork : public CostNetwork {
       // takes the sum of the corrected stages' seconds: the same weights mean the same for
       // any number of stages. The clamp keeps a wild untrained correction finite.
       const torch::Tensor correction = readout_(torch::cat(per_node, 1)).squeeze(1);
+      last_correction_ = correction;
       const torch::Tensor stage_seconds =
           b.analytic * torch::exp(torch::clamp(correction, -30.0, 30.0));
       return pool(stage_seconds.unsqueeze(1), b).squeeze(1) + 1e-12;
@@ -148,6 +149,9 @@ class GcnNetwork : public CostNetwork {
     const torch::Tensor log_seconds = readout_(torch::cat(pooled, 1)).squeeze(1) + offset_;
     // The clamp keeps a wild untrained prediction finite (1e-13 s to 1e13 s).
     return torch::exp(torch::clamp(log_seconds, -30.0, 30.0));
+  }
+  torch::Tensor mean_squared_correction() const override {
+    return last_correction_.defined() ? last_correction_.square().mean() : torch::zeros({});
   }
 
  private:
@@ -167,6 +171,7 @@ class GcnNetwork : public CostNetwork {
   std::vector<nn::BatchNorm1d> norm_;
   nn::Linear readout_{nullptr};
   torch::Tensor offset_;
+  torch::Tensor last_correction_;  // of the last forward pass, with the analytic prior
 };
 
 }  // namespace

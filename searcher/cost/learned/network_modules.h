@@ -32,6 +32,10 @@ class CostNetwork : public torch::nn::Module {
  public:
   // Predicted seconds, [graphs].
   virtual torch::Tensor forward(const FeatureBatch &batch) = 0;
+  // The mean squared log correction of the analytic model's stage costs in the last
+  // forward pass (the GCN with the analytic prior), for the trainer's correction
+  // penalty; a zero scalar for networks that correct nothing.
+  virtual torch::Tensor mean_squared_correction() const { return torch::zeros({}); }
 };
 
 std::shared_ptr<CostNetwork> make_cost_network(LearnedModelKind kind,

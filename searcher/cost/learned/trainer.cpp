@@ -209,6 +209,8 @@ double train_epoch(LearnedNetwork &network, torch::optim::Optimizer &optimizer,
     torch::Tensor loss = weighted / weight.sum();
     if (o.ranking_weight > 0)
       loss = loss + o.ranking_weight * ranking_term(predicted, data.samples, batch);
+    if (o.correction_penalty > 0)
+      loss = loss + o.correction_penalty * net.mean_squared_correction();
     optimizer.zero_grad();
     loss.backward();
     optimizer.step();
@@ -229,6 +231,17 @@ double holdout_loss(const LearnedNetwork &network, const TrainingData &data,
     const auto part = network.predict(
         {features.begin() + static_cast<long>(k), features.begin() + static_cast<long>(end)});
     predicted.insert(predicted.end(), part.begin(), part.end());
+  }
+  if (o.stop_on_ranking) {
+    std::vector<double> measured;
+    std::vector<std::string> ids;
+    for (size_t i : data.holdout) {
+      measured.push_back(data.samples[i].runtime_s);
+      ids.push_back(data.samples[i].pipeline_id);
+    }
+    const double accuracy = pairwise_ranking_accuracy(predicted, measured, ids);
+    // Without a pair (held-out pipelines of one sample each) there is nothing to rank.
+    return std::isnan(accuracy) ? 0 : 1 - accuracy;
   }
   double loss = 0, weight = 0;
   for (size_t k = 0; k < data.holdout.size(); ++k) {
@@ -277,10 +290,11 @@ TrainingReport run_training(LearnedNetwork &network, const TrainingData &data,
 void check_options(const TrainerOptions &o) {
   if (o.epochs < 0 || o.pipelines_per_batch < 1 || o.max_batch_samples < 1 ||
       o.holdout_fraction < 0 || o.holdout_fraction >= 1 || o.patience < 1 ||
-      !(o.learning_rate > 0) || !(o.ranking_weight >= 0)) {
+      !(o.learning_rate > 0) || !(o.ranking_weight >= 0) || !(o.correction_penalty >= 0) ||
+      !(o.weight_decay >= 0)) {
     throw std::invalid_argument(
         "trainer options out of range (epochs >= 0, batches >= 1, holdout in [0, 1), patience >= "
-        "1, learning rate > 0, ranking weight >= 0)");
+        "1, learning rate > 0, ranking weight, correction penalty and weight decay >= 0)");
   }
 }
 

@@ -26,10 +26,14 @@
 // one pipeline; the regression term keeps the scale that partial schedules and the
 // search's UCB averages compare.
 //
+// With a correction penalty c > 0 (the GCN with the analytic prior) the loss adds c x the
+// mean squared log correction the network applies to the analytic model's stage costs.
+//
 // Training: Adam over batches of pipelines (all their training samples, in chunks), a
 // held-out share of the pipelines (of each pipeline's samples when there are fewer than
-// five) for early stopping, the best held-out parameters restored at the end. Seeded: the
-// same data and options give the same model.
+// five) for early stopping, judged by the loss or by pairwise ranking accuracy, the best
+// held-out parameters restored at the end. Seeded: the same data and options give the
+// same model.
 #pragma once
 
 #include <cstdint>
@@ -79,11 +83,20 @@ struct TrainerOptions {
   // when there are fewer than five pipelines; 0 disables early stopping.
   double holdout_fraction = 0.2;
   int patience = 10;              // epochs without a better held-out loss before stopping
+  // Early stopping judges the held-out share by its pairwise ranking accuracy (the
+  // "held-out loss" is then 1 - accuracy), not by the training loss: what a search needs
+  // of the model is the order of schedules.
+  bool stop_on_ranking = false;
   uint64_t seed = 0;              // model initialization, holdout split and batch order
   // The loss's relative error; unset: default_relative_error of the model's kind.
   std::optional<RelativeError> relative_error;
   // The pairwise ranking term's weight (see the file comment); 0: regression alone.
   double ranking_weight = 0;
+  // The GCN with the analytic prior: adds this x the mean squared per-stage log
+  // correction of the analytic model to the training loss, so a stage's correction grows
+  // only as far as the data pays for it; on an app unlike the training data, a smaller
+  // correction leaves more of the analytic model's ranking. 0: none.
+  double correction_penalty = 0;
   // fine_tune() multiplies the learning rate by this (002_*'s autotuning mode adapts a
   // trained model to one app's measurements without forgetting what it learned).
   double fine_tune_learning_rate_scale = 0.1;
