@@ -440,6 +440,38 @@ TEST(LearnedModel, EarlyStoppingHoldsOutWholePipelines) {
   EXPECT_EQ(report.holdout_samples, 60u) << "2 pipelines: 30 of each one's 150 samples";
 }
 
+// Stopping on ranking, the held-out value of an epoch is 1 - the pairwise ranking
+// accuracy of its model on the held-out pipelines, and the model returned is the best
+// epoch's. Five copies of one pipeline make the held-out one known whichever is drawn.
+TEST(LearnedModel, StoppingOnRankingKeepsTheEpochThatRanksHeldOutPipelinesBest) {
+  std::vector<TrainingSample> copies, one_copy;
+  for (int copy = 0; copy < 5; ++copy) {
+    for (size_t i = 0; i < 30; ++i) {
+      TrainingSample s = distorted_data().train[i];
+      s.pipeline_id = "copy" + std::to_string(copy);
+      copies.push_back(s);
+      if (copy == 0) one_copy.push_back(s);
+    }
+  }
+  TrainerOptions o;
+  o.epochs = 12;
+  o.patience = 12;
+  o.seed = 2;
+  o.stop_on_ranking = true;
+  TrainingReport report;
+  const LearnedNetwork trained =
+      train_model(LearnedModelKind::kGcn, tiny_model(true), copies, o, &report);
+  ASSERT_EQ(report.holdout_samples, 30u);
+  ASSERT_GE(report.best_epoch, 0);
+  for (double v : report.holdout_loss) {
+    EXPECT_GE(v, 0);
+    EXPECT_LE(v, 1);
+    EXPECT_GE(v, report.holdout_loss[static_cast<size_t>(report.best_epoch)]);
+  }
+  EXPECT_NEAR(1 - evaluate(trained, one_copy).overall.ranking_accuracy,
+              report.holdout_loss[static_cast<size_t>(report.best_epoch)], 1e-12);
+}
+
 TEST(LearnedModel, TrainingIsReproducibleFromItsSeed) {
   TrainerOptions o;
   o.epochs = 40;
