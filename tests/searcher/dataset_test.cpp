@@ -517,17 +517,22 @@ TEST(DatasetBuild, StoresOnlyOkResultsAndResumesWithoutMeasuringTwice) {
   EXPECT_EQ(untouched.calls, 0);
 }
 
+// A stored sample's schedule is a complete schedule of the pipeline its app spec builds.
+void expect_schedule_applies_to_its_pipeline(const DatasetSample &s) {
+  AppSpec spec = s.app;
+  spec.library = PROTUNER_RANDOM_PIPELINE_LIBRARY;
+  AppInstance app = AppInstance::create(spec, host_target());
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(app.pipeline()));
+  EXPECT_TRUE(schedule_from_json(s.schedule_json, graph).complete()) << s.pipeline_id;
+}
+
 TEST(DatasetBuild, StoredSchedulesApplyToTheirPipeline) {
   const DatasetBuildOptions options = small_build(fresh_path("apply.jsonl"));
   std::ostringstream progress;
   FakeMeasurer ok(0);
   build_dataset(options, ok, progress);
   for (const DatasetSample &s : read_dataset(options.out)) {
-    AppSpec spec = s.app;
-    spec.library = PROTUNER_RANDOM_PIPELINE_LIBRARY;
-    AppInstance app = AppInstance::create(spec, host_target());
-    auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(app.pipeline()));
-    EXPECT_TRUE(schedule_from_json(s.schedule_json, graph).complete());
+    expect_schedule_applies_to_its_pipeline(s);
   }
 }
 
@@ -543,11 +548,7 @@ TEST(DatasetBuild, ScanPipelinesHaveTheirOwnIdsAndParam) {
     EXPECT_TRUE(s.pipeline_id == "random_scans_4" || s.pipeline_id == "random_scans_5")
         << s.pipeline_id;
     EXPECT_EQ(s.app.params.at("scans"), "true");
-    AppSpec spec = s.app;
-    spec.library = PROTUNER_RANDOM_PIPELINE_LIBRARY;
-    AppInstance app = AppInstance::create(spec, host_target());
-    auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(app.pipeline()));
-    EXPECT_TRUE(schedule_from_json(s.schedule_json, graph).complete());
+    expect_schedule_applies_to_its_pipeline(s);
   }
 }
 

@@ -116,6 +116,15 @@ const Data &distorted_data() {
   return d;
 }
 
+// The analytic model's seconds for a featurized schedule on the reference machine: what
+// the GCN with the analytic prior corrects.
+double analytic_seconds(const PipelineFeatures &features) {
+  static const MachineModel reference;
+  double seconds = 0;
+  for (double c : analytic_stage_costs(features, reference)) seconds += c;
+  return seconds;
+}
+
 FeatureNormalizer fitted_normalizer() {
   std::vector<const PipelineFeatures *> f;
   std::vector<double> r;
@@ -217,10 +226,8 @@ TEST(LearnedModel, UntrainedGcnWithTheAnalyticPriorStartsFromTheAnalyticModel) {
   // Seen: 0.98 with the prior (the runtimes carry 5% noise), 0.48 without.
   EXPECT_GT(with.ranking_accuracy, 0.85);
   EXPECT_GT(with.ranking_accuracy, without.ranking_accuracy + 0.2);
-  const MachineModel reference;
   for (const TrainingSample &s : data().test) {
-    double analytic = 0;
-    for (double c : analytic_stage_costs(s.features, reference)) analytic += c;
+    const double analytic = analytic_seconds(s.features);
     const double predicted = prior.predict({&s.features})[0];
     EXPECT_GT(predicted, analytic / 3);
     EXPECT_LT(predicted, analytic * 3);
@@ -308,15 +315,12 @@ TEST(LearnedModel, GcnWithTheAnalyticPriorLearnsWhatTheAnalyticModelGetsWrong) {
 // analytic model gets wrong, a penalized model stays nearer the analytic model's
 // predictions than an unpenalized one.
 TEST(LearnedModel, CorrectionPenaltyKeepsTheGcnNearTheAnalyticModel) {
-  const MachineModel reference;
   const auto distance_from_analytic = [&](const LearnedNetwork &net) {
     const std::vector<TrainingSample> &test = distorted_data().test;
     const std::vector<double> predicted = predict_samples(net, test);
     double sum = 0;
     for (size_t i = 0; i < test.size(); ++i) {
-      double analytic = 0;
-      for (double c : analytic_stage_costs(test[i].features, reference)) analytic += c;
-      sum += std::abs(std::log(predicted[i] / analytic));
+      sum += std::abs(std::log(predicted[i] / analytic_seconds(test[i].features)));
     }
     return sum / static_cast<double>(test.size());
   };
