@@ -28,25 +28,11 @@
 namespace protuner {
 namespace {
 
-using Key = std::pair<std::string, std::string>;  // (pipeline_id, canonical schedule JSON)
-
-// One text per schedule whatever the key order it was written with.
-std::string canonical_json(const std::string &text) { return nlohmann::json::parse(text).dump(); }
-
 // FNV-1a: a seed from the pipeline id that is the same in every build (std::hash is not).
 uint64_t stable_hash(const std::string &text) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
   return h;
-}
-
-std::set<Key> stored_keys(const std::string &path) {
-  std::set<Key> keys;
-  if (!std::filesystem::exists(path)) return keys;
-  for (const DatasetSample &s : read_dataset(path)) {
-    keys.emplace(s.pipeline_id, canonical_json(s.schedule_json));
-  }
-  return keys;
 }
 
 // Up to `wanted` distinct random complete schedules of the app, always the same ones for
@@ -58,7 +44,7 @@ std::vector<std::string> draw_schedules(const DatasetApp &app, const DatasetBuil
   auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(instance.pipeline()));
   std::mt19937_64 rng(stable_hash(app.pipeline_id) ^ options.schedule_seed);
   std::vector<std::string> schedules;
-  std::set<std::string> seen;
+  std::set<DatasetKey> seen;
   const int wanted = options.schedules_per_pipeline;
   for (int draw = 0; draw < wanted * options.draws_per_schedule && (int)schedules.size() < wanted;
        ++draw) {
@@ -68,7 +54,8 @@ std::vector<std::string> draw_schedules(const DatasetApp &app, const DatasetBuil
       continue;
     }
     std::string text = schedule_to_json(state);
-    if (seen.insert(canonical_json(text)).second) schedules.push_back(std::move(text));
+    if (seen.insert(dataset_key(app.pipeline_id, text)).second)
+      schedules.push_back(std::move(text));
   }
   return schedules;
 }
@@ -81,36 +68,21 @@ struct BuildContext {
   Halide::Target target;
   SearchSpace space;
   DatasetWriter writer;
-  std::set<Key> stored;
+  std::set<DatasetKey> stored;
   DatasetBuildSummary summary;
 };
 
 void measure_schedule(BuildContext &ctx, const DatasetApp &app, const std::string &schedule,
                       size_t index, const std::string &label) {
-  MeasureRequest request;
-  request.app = app.resolved;
-  request.schedule.kind = ScheduleKind::kProtuner;
-  request.schedule.schedule_json = schedule;
-  request.target = ctx.target.to_string();
-  request.settings.timing = ctx.options.timing;
-  const MeasureResult result = ctx.measurer.measure(request);
-  std::string outcome;
-  if (result.ok()) {
-    ctx.writer.append(sample_of(app.pipeline_id, app.stored, schedule, result, ctx.target));
-    ctx.stored.emplace(app.pipeline_id, canonical_json(schedule));
+  const DatasetMeasurement m = measure_into_dataset(
+      ctx.measurer, app, schedule, index, ctx.options.timing, ctx.target, ctx.writer, label);
+  if (m.result.ok()) {
+    ctx.stored.insert(dataset_key(app.pipeline_id, schedule));
     ++ctx.summary.stored;
-    outcome = "ok " + format_fixed(result.timing.min_ms, 3) + " ms";
-    // It failed in an earlier build (a measurer since mended): nothing left to chase.
-    std::error_code ignored;
-    std::filesystem::remove(failed_schedule_path(ctx.options.out, app.pipeline_id, index), ignored);
   } else {
     ++ctx.summary.failed;
-    outcome = std::string(status_name(result.status)) + ", schedule kept in " +
-              keep_failed_schedule(ctx.options.out, app.pipeline_id, index, schedule);
-    spdlog::warn("{}: {}: {}", label, status_name(result.status),
-                 result.error.substr(0, result.error.find('\n')));
   }
-  ctx.progress << label << ": " << outcome << " (stored " << ctx.summary.stored << ", skipped "
+  ctx.progress << label << ": " << m.note << " (stored " << ctx.summary.stored << ", skipped "
                << ctx.summary.skipped << ", failed " << ctx.summary.failed << ")" << std::endl;
 }
 
@@ -129,7 +101,7 @@ void sample_app(BuildContext &ctx, const DatasetApp &app) {
   for (size_t k = 0; k < schedules.size(); ++k) {
     const std::string label = app.pipeline_id + " schedule " + std::to_string(k + 1) + "/" +
                               std::to_string(schedules.size());
-    if (ctx.stored.count({app.pipeline_id, canonical_json(schedules[k])})) {
+    if (ctx.stored.count(dataset_key(app.pipeline_id, schedules[k]))) {
       ++ctx.summary.skipped;
       continue;
     }
@@ -142,6 +114,45 @@ std::string fixed_or_dash(int samples, double value) {
 }
 
 }  // namespace
+
+DatasetKey dataset_key(const std::string &pipeline_id, const std::string &schedule_json) {
+  return {pipeline_id, nlohmann::json::parse(schedule_json).dump()};
+}
+
+std::set<DatasetKey> dataset_keys(const std::string &path) {
+  std::set<DatasetKey> keys;
+  if (!std::filesystem::exists(path)) return keys;
+  for (const DatasetSample &s : read_dataset(path)) {
+    keys.insert(dataset_key(s.pipeline_id, s.schedule_json));
+  }
+  return keys;
+}
+
+DatasetMeasurement measure_into_dataset(MeasurementBackend &measurer, const DatasetApp &app,
+                                        const std::string &schedule, size_t index,
+                                        const TimingSettings &timing, const Halide::Target &target,
+                                        DatasetWriter &writer, const std::string &label) {
+  MeasureRequest request;
+  request.app = app.resolved;
+  request.schedule.kind = ScheduleKind::kProtuner;
+  request.schedule.schedule_json = schedule;
+  request.target = target.to_string();
+  request.settings.timing = timing;
+  DatasetMeasurement m{measurer.measure(request), ""};
+  if (m.result.ok()) {
+    writer.append(sample_of(app.pipeline_id, app.stored, schedule, m.result, target));
+    m.note = "ok " + format_fixed(m.result.timing.min_ms, 3) + " ms";
+    // It failed in an earlier run (a measurer since mended): nothing left to chase.
+    std::error_code ignored;
+    std::filesystem::remove(failed_schedule_path(writer.path(), app.pipeline_id, index), ignored);
+  } else {
+    m.note = std::string(status_name(m.result.status)) + ", schedule kept in " +
+             keep_failed_schedule(writer.path(), app.pipeline_id, index, schedule);
+    spdlog::warn("{}: {}: {}", label, status_name(m.result.status),
+                 m.result.error.substr(0, m.result.error.find('\n')));
+  }
+  return m;
+}
 
 std::vector<DatasetApp> dataset_apps(const DatasetBuildOptions &options) {
   std::vector<DatasetApp> apps;
@@ -175,7 +186,7 @@ DatasetBuildSummary build_dataset(const DatasetBuildOptions &options, Measuremen
                    target,
                    SearchSpace(SearchSpaceOptions::for_target(target)),
                    DatasetWriter(options.out),
-                   stored_keys(options.out),
+                   dataset_keys(options.out),
                    {}};
   progress << "dataset " << options.out << ": " << ctx.stored.size() << " samples already, "
            << apps.size() << " pipelines x " << options.schedules_per_pipeline
@@ -263,10 +274,33 @@ DatasetCommand::DatasetCommand(CLI::App &cli) {
       ->required();
   stats_ = dataset->add_subcommand("stats", "samples, pipelines and runtimes of a dataset");
   stats_->add_option("file", stats_file_, "dataset file")->required();
+
+  remeasure_ = dataset->add_subcommand(
+      "remeasure", "measure a dataset's schedules again on this host, in one run, into another");
+  DatasetRemeasureOptions &r = remeasure_options_;
+  remeasure_->add_option("--data", r.data, "dataset whose schedules are measured")->required();
+  remeasure_->add_option("--out", r.out, "new dataset file; an existing one is resumed")
+      ->required();
+  remeasure_->add_option("--pipelines", r.pipelines, "only these pipeline ids (comma-separated)")
+      ->delimiter(',');
+  remeasure_
+      ->add_option_function<int>(
+          "--samples", [&r](const int &n) { r.timing.samples = r.timing.max_samples = n; },
+          "exactly this many timed samples (default: 10 or more, up to 40, until the "
+          "minimum is confirmed)")
+      ->check(CLI::PositiveNumber);
+  remeasure_->add_option("--cache-dir", r.cache_dir,
+                         "reference outputs (default ~/.cache/protuner); results are never "
+                         "taken from the cache");
+  agreement_ = dataset->add_subcommand(
+      "agreement",
+      "how often two measurements of the same schedules order them the same, per pipeline");
+  agreement_->add_option("files", agreement_files_, "two dataset files")->required()->expected(2);
 }
 
 bool DatasetCommand::parsed() const {
-  return build_->parsed() || merge_->parsed() || stats_->parsed();
+  return build_->parsed() || merge_->parsed() || stats_->parsed() || remeasure_->parsed() ||
+         agreement_->parsed();
 }
 
 int DatasetCommand::run() {
@@ -280,7 +314,22 @@ int DatasetCommand::run() {
               << s.duplicates << " (schedules it already held)\n";
     return 0;
   }
+  if (agreement_->parsed()) {
+    print_dataset_agreement(dataset_agreement(read_dataset(agreement_files_.at(0)),
+                                              read_dataset(agreement_files_.at(1))),
+                            std::cout);
+    return 0;
+  }
   IsolatedMeasurerOptions measurer_options;
+  if (remeasure_->parsed()) {
+    measurer_options.cache_dir = remeasure_options_.cache_dir;
+    measurer_options.use_result_cache = false;
+    IsolatedMeasurer measurer(measurer_options);
+    const DatasetRemeasureSummary s = remeasure_dataset(remeasure_options_, measurer, std::cout);
+    std::cout << "dataset " << remeasure_options_.out << ": stored " << s.stored << ", skipped "
+              << s.skipped << " (already there), failed " << s.failed << "\n";
+    return 0;
+  }
   measurer_options.cache_dir = options_.cache_dir;
   measurer_options.use_result_cache = options_.use_result_cache;
   IsolatedMeasurer measurer(measurer_options);

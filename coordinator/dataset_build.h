@@ -10,10 +10,14 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/app.h"
+#include "coordinator/dataset_remeasure.h"
+#include "measurer/measurement.h"
 #include "measurer/timing.h"
 #include "searcher/cost/dataset.h"
 
@@ -21,9 +25,11 @@ namespace CLI {
 class App;
 }
 
-namespace protuner {
+namespace Halide {
+struct Target;
+}
 
-class MeasurementBackend;
+namespace protuner {
 
 inline TimingSettings dataset_timing() {
   TimingSettings t;
@@ -63,6 +69,13 @@ struct DatasetBuildOptions {
   bool use_result_cache = true;
 };
 
+// A schedule of a pipeline, whatever the key order its JSON was written with: (pipeline
+// id, canonical schedule JSON). A dataset holds each at most once.
+using DatasetKey = std::pair<std::string, std::string>;
+DatasetKey dataset_key(const std::string &pipeline_id, const std::string &schedule_json);
+// The keys of every sample of the file; none when it does not exist. Errors as read_dataset's.
+std::set<DatasetKey> dataset_keys(const std::string &path);
+
 // One app a build samples: the spec stored in samples and the one measured (its library
 // resolved to a path).
 struct DatasetApp {
@@ -70,6 +83,19 @@ struct DatasetApp {
   AppSpec stored;
   AppSpec resolved;
 };
+
+// One schedule of `app` measured for a dataset: an ok result is appended to `writer` as a
+// sample (and a failure an earlier run kept for it removed), a failure is kept in
+// `<writer's file>.failed/<pipeline id>.<index + 1>.json` and logged under `label`.
+// `note` says which, for a progress line ("ok 1.234 ms", or the status and the file).
+struct DatasetMeasurement {
+  MeasureResult result;
+  std::string note;
+};
+DatasetMeasurement measure_into_dataset(MeasurementBackend &measurer, const DatasetApp &app,
+                                        const std::string &schedule, size_t index,
+                                        const TimingSettings &timing, const Halide::Target &target,
+                                        DatasetWriter &writer, const std::string &label);
 
 // The random pipelines, then the suite's apps. Throws ConfigError for a bad suite or a
 // library that cannot be found.
@@ -103,7 +129,8 @@ struct DatasetStats {
 DatasetStats dataset_stats(const std::vector<DatasetSample> &samples);
 void print_dataset_stats(const DatasetStats &stats, std::ostream &out);
 
-// The `dataset` subcommand of the protuner command line, with `build`, `merge` and `stats`.
+// The `dataset` subcommand of the protuner command line, with `build`, `merge`, `stats`,
+// `remeasure` and `agreement` (dataset_remeasure.h).
 class DatasetCommand {
  public:
   explicit DatasetCommand(CLI::App &cli);
@@ -115,7 +142,11 @@ class DatasetCommand {
   CLI::App *build_ = nullptr;
   CLI::App *merge_ = nullptr;
   CLI::App *stats_ = nullptr;
+  CLI::App *remeasure_ = nullptr;
+  CLI::App *agreement_ = nullptr;
   DatasetBuildOptions options_;
+  DatasetRemeasureOptions remeasure_options_;
+  std::vector<std::string> agreement_files_;
   std::vector<std::string> merge_inputs_;
   std::string merge_out_;
   std::string stats_file_;

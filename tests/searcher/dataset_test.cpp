@@ -1,7 +1,8 @@
 // Training data: the dataset file format (round trip, a truncated tail, malformed lines,
 // versions), the random pipeline generator (valid, deterministic, varied, every building
 // block, random schedules computing the root schedule's bits), and `protuner dataset build`
-// (only ok results stored, resumed without measuring anything twice).
+// (only ok results stored, resumed without measuring anything twice), `dataset remeasure`
+// and `dataset agreement`.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "common/host_target.h"
 #include "common/pipeline_io.h"
 #include "coordinator/dataset_build.h"
+#include "coordinator/dataset_remeasure.h"
 #include "measurer/measurement.h"
 #include "searcher/apply_schedule.h"
 #include "searcher/cost/dataset.h"
@@ -448,15 +450,16 @@ class FakeMeasurer : public MeasurementBackend {
       return r;
     }
     r.status = MeasureStatus::kOk;
-    r.timing.samples_ms = {2.0, 1.0, 3.0};
-    r.timing.min_ms = 1.0;
-    r.timing.median_ms = 2.0;
+    r.timing.samples_ms = {min_ms + 1, min_ms, min_ms + 2};
+    r.timing.min_ms = min_ms;
+    r.timing.median_ms = min_ms + 1;
     r.host.cpu_model = "Fake CPU";
     r.host.smt = "off";
     r.cpus = {0, 1};
     return r;
   }
   int calls = 0;
+  double min_ms = 1.0;  // of every ok result
 
  private:
   int fail_every_;
@@ -600,6 +603,145 @@ TEST(DatasetBuild, CommandLineWritesValidLinesAndARerunAddsNothing) {
   EXPECT_EQ(stats.exit_code, 0) << stats.output;
   EXPECT_NE(stats.output.find(std::to_string(stored) + " samples of "), std::string::npos)
       << stats.output;
+}
+
+// --- Measuring a dataset again, and comparing two measurements ---
+
+DatasetRemeasureOptions remeasure_of(const std::string &data, const std::string &out) {
+  DatasetRemeasureOptions o;
+  o.data = data;
+  o.out = out;
+  return o;
+}
+
+// A dataset of 2 random pipelines x 3 schedules, measured by a fake at 1 ms each.
+std::string six_sample_dataset(const std::string &name) {
+  const DatasetBuildOptions options = small_build(fresh_path(name));
+  std::ostringstream progress;
+  FakeMeasurer ok(0);
+  EXPECT_EQ(build_dataset(options, ok, progress).stored, 6);
+  return options.out;
+}
+
+TEST(DatasetRemeasure, MeasuresEveryStoredScheduleAgainAndResumes) {
+  const std::string data = six_sample_dataset("remeasure_in.jsonl");
+  const DatasetRemeasureOptions options = remeasure_of(data, fresh_path("remeasure_out.jsonl"));
+  std::ostringstream progress;
+  FakeMeasurer five_ms(0);
+  five_ms.min_ms = 5.0;
+  const DatasetRemeasureSummary first = remeasure_dataset(options, five_ms, progress);
+  EXPECT_EQ(five_ms.calls, 6);
+  EXPECT_EQ(first.stored, 6);
+  const std::vector<DatasetSample> before = read_dataset(data), after = read_dataset(options.out);
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) {  // the same schedules, in the file's order
+    EXPECT_EQ(after[i].pipeline_id, before[i].pipeline_id);
+    EXPECT_EQ(after[i].app.params, before[i].app.params);
+    EXPECT_EQ(canonical(after[i].schedule_json), canonical(before[i].schedule_json));
+    EXPECT_EQ(after[i].min_ms, 5.0);  // this run's measurement, not the stored one
+    EXPECT_EQ(before[i].min_ms, 1.0);
+  }
+  EXPECT_NE(progress.str().find("ok 5.000 ms (stored 1.000 ms)"), std::string::npos)
+      << progress.str();
+
+  FakeMeasurer untouched(0);
+  const DatasetRemeasureSummary rerun = remeasure_dataset(options, untouched, progress);
+  EXPECT_EQ(untouched.calls, 0);
+  EXPECT_EQ(rerun.skipped, 6);
+  EXPECT_EQ(read_dataset(options.out).size(), 6u);
+
+  DatasetRemeasureOptions one = remeasure_of(data, fresh_path("remeasure_one.jsonl"));
+  one.pipelines = {"random_5"};
+  FakeMeasurer ok(0);
+  EXPECT_EQ(remeasure_dataset(one, ok, progress).stored, 3);
+  for (const DatasetSample &s : read_dataset(one.out)) EXPECT_EQ(s.pipeline_id, "random_5");
+}
+
+TEST(DatasetRemeasure, FailedMeasurementsAreKeptApartNotStored) {
+  const std::string data = six_sample_dataset("remeasure_fail_in.jsonl");
+  const DatasetRemeasureOptions options = remeasure_of(data, fresh_path("remeasure_fail.jsonl"));
+  std::ostringstream progress;
+  FakeMeasurer failing_every_second(2);
+  const DatasetRemeasureSummary s = remeasure_dataset(options, failing_every_second, progress);
+  EXPECT_EQ(s.stored, 3);
+  EXPECT_EQ(s.failed, 3);
+  EXPECT_EQ(read_dataset(options.out).size(), 3u);
+  size_t kept = 0;
+  for ([[maybe_unused]] const auto &entry : fs::directory_iterator(options.out + ".failed")) ++kept;
+  EXPECT_EQ(kept, 3u);
+}
+
+TEST(DatasetRemeasure, UnknownPipelineOrMissingLibraryIsRefusedBeforeMeasuring) {
+  const std::string data = six_sample_dataset("remeasure_bad_in.jsonl");
+  DatasetRemeasureOptions options = remeasure_of(data, fresh_path("remeasure_bad.jsonl"));
+  options.pipelines = {"random_5", "random_9"};
+  std::ostringstream progress;
+  FakeMeasurer never(0);
+  std::string error = config_error_of([&] { remeasure_dataset(options, never, progress); });
+  EXPECT_NE(error.find(data + ": no samples of pipeline 'random_9'"), std::string::npos) << error;
+
+  const std::string missing = fresh_path("remeasure_missing_library.jsonl");
+  DatasetSample sample = read_dataset(data).at(0);
+  sample.app.library = "libprotuner_no_such_library.so";
+  DatasetWriter(missing).append(sample);
+  error = config_error_of(
+      [&] { remeasure_dataset(remeasure_of(missing, options.out), never, progress); });
+  EXPECT_NE(error.find(missing + ": sample 1 (pipeline 'random_4')"), std::string::npos) << error;
+  EXPECT_NE(error.find("libprotuner_no_such_library.so"), std::string::npos) << error;
+  EXPECT_EQ(never.calls, 0);
+  EXPECT_FALSE(fs::exists(options.out));
+}
+
+// Schedule `k` of pipeline `id`, measured at `ms`; `reordered` writes its JSON with the
+// keys in another order (the same schedule).
+DatasetSample measured(const std::string &id, int k, double ms, bool reordered = false) {
+  DatasetSample s = example_sample(0);
+  s.pipeline_id = id;
+  const std::string decisions = "[" + std::to_string(k) + "]";
+  s.schedule_json =
+      reordered ? R"({"decisions":)" + decisions +
+                      R"(,"version":1,"pipeline":[],"format":"protuner-schedule"})"
+                : R"({"format":"protuner-schedule","version":1,"pipeline":[],"decisions":)" +
+                      decisions + "}";
+  s.samples_ms = {ms};
+  s.min_ms = s.median_ms = ms;
+  return s;
+}
+
+TEST(DatasetAgreement, SharesOfPairsBothMeasurementsOrderTheSame) {
+  const std::vector<DatasetSample> first = {
+      measured("p", 0, 1), measured("p", 1, 2), measured("p", 2, 3),   // p: 3 pairs
+      measured("q", 0, 1), measured("q", 1, 1),                        // a tie: no pair
+      measured("w", 0, 1), measured("w", 1, 2), measured("r", 0, 1)};  // not measured again
+  const std::vector<DatasetSample> second = {
+      measured("p", 2, 2, true), measured("p", 1, 3), measured("p", 0, 1),  // 1 and 2 swap
+      measured("q", 0, 1),       measured("q", 1, 2), measured("w", 0, 2),
+      measured("w", 1, 2),  // tied again: one half
+      measured("s", 0, 1)};
+  const DatasetAgreement a = dataset_agreement(first, second);
+  ASSERT_EQ(a.pipelines.size(), 2u);
+  EXPECT_EQ(a.pipelines[0].pipeline_id, "p");
+  EXPECT_EQ(a.pipelines[0].schedules, 3u);
+  EXPECT_EQ(a.pipelines[0].pairs, 3u);
+  EXPECT_DOUBLE_EQ(a.pipelines[0].agreement, 2.0 / 3);
+  EXPECT_EQ(a.pipelines[1].pipeline_id, "w");
+  EXPECT_DOUBLE_EQ(a.pipelines[1].agreement, 0.5);
+  EXPECT_EQ(a.pairs, 4u);
+  EXPECT_DOUBLE_EQ(a.agreement, 2.5 / 4);
+  EXPECT_EQ(a.only_in_first, 1u);
+  EXPECT_EQ(a.only_in_second, 1u);
+
+  // The command line prints the same.
+  const std::string first_file = fresh_path("agreement_first.jsonl");
+  const std::string second_file = fresh_path("agreement_second.jsonl");
+  for (const DatasetSample &s : first) DatasetWriter(first_file).append(s);
+  for (const DatasetSample &s : second) DatasetWriter(second_file).append(s);
+  const testing::CommandResult cli = testing::run_command(
+      std::string(PROTUNER_CLI) + " dataset agreement " + first_file + " " + second_file);
+  ASSERT_EQ(cli.exit_code, 0) << cli.output;
+  EXPECT_TRUE(std::regex_search(cli.output, std::regex(R"(overall\s+4\s+62\.5)"))) << cli.output;
+  EXPECT_NE(cli.output.find("1 only in the first, 1 only in the second"), std::string::npos)
+      << cli.output;
 }
 
 }  // namespace
