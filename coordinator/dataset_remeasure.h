@@ -4,8 +4,11 @@
 // tune runs, on several hosts of a class or beside other work, need not agree: measured
 // again, two schedules a few percent apart may swap. `remeasure` measures every stored
 // schedule again on this host, in one run, into a new dataset; `agreement` compares two
-// measurements of the same schedules. The share of pairs both order the same bounds what
-// any model's ranking accuracy against either can be.
+// measurements of the same schedules: the share `a` of pairs both order the same says how
+// reproducible the order is. Were the two measurements' errors independent, each ordering
+// a pair right with probability p, they would agree on a = p^2 + (1 - p)^2 of the pairs,
+// and a model that knew the true order would score about p = (1 + sqrt(2a - 1)) / 2
+// against either (87% at a = 77%).
 #pragma once
 
 #include <iosfwd>
