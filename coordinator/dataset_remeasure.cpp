@@ -4,6 +4,7 @@
 
 #include <Halide.h>
 
+#include <limits>
 #include <map>
 #include <ostream>
 #include <set>
@@ -116,8 +117,7 @@ DatasetAgreement dataset_agreement(const std::vector<DatasetSample> &first,
     matched[s.pipeline_id].emplace_back(s.min_ms, it->second);
   }
   agreement.only_in_second = second_ms.size() - used.size();
-  std::vector<double> all_first, all_second;
-  std::vector<std::string> all_ids;
+  double agreeing_pairs = 0;  // the overall share is the pair-weighted mean of the pipelines'
   for (const auto &[id, pairs] : matched) {
     std::vector<double> a, b;
     for (const auto &[x, y] : pairs) {
@@ -125,14 +125,15 @@ DatasetAgreement dataset_agreement(const std::vector<DatasetSample> &first,
       b.push_back(y);
     }
     PipelineAgreement p{id, pairs.size(), 0, 0};
-    const std::vector<std::string> ids(pairs.size(), id);
-    p.agreement = pairwise_ranking_accuracy(b, a, ids, &p.pairs);
-    if (p.pairs > 0) agreement.pipelines.push_back(p);
-    all_first.insert(all_first.end(), a.begin(), a.end());
-    all_second.insert(all_second.end(), b.begin(), b.end());
-    all_ids.insert(all_ids.end(), ids.begin(), ids.end());
+    p.agreement =
+        pairwise_ranking_accuracy(b, a, std::vector<std::string>(pairs.size(), id), &p.pairs);
+    if (p.pairs == 0) continue;
+    agreement.pipelines.push_back(p);
+    agreement.pairs += p.pairs;
+    agreeing_pairs += p.agreement * static_cast<double>(p.pairs);
   }
-  agreement.agreement = pairwise_ranking_accuracy(all_second, all_first, all_ids, &agreement.pairs);
+  agreement.agreement = agreement.pairs > 0 ? agreeing_pairs / static_cast<double>(agreement.pairs)
+                                            : std::numeric_limits<double>::quiet_NaN();
   return agreement;
 }
 
