@@ -27,12 +27,13 @@
 #include "searcher/cost/learned/cost_terms.h"
 #include "searcher/cost/learned/dataset_loader.h"
 #include "searcher/cost/learned/learned_models.h"
+#include "searcher/cost/learned/network_modules.h"
 #include "searcher/cost/learned/shipped_weights.h"
 #include "searcher/cost/learned/trainer.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search_space.h"
-#include "tests/searcher/test_pipelines.h"
 #include "tests/searcher/search_fixtures.h"
+#include "tests/searcher/test_pipelines.h"
 
 namespace protuner {
 namespace {
@@ -231,6 +232,26 @@ TEST(LearnedModel, UntrainedGcnWithTheAnalyticPriorStartsFromTheAnalyticModel) {
     const double predicted = prior.predict({&s.features})[0];
     EXPECT_GT(predicted, analytic / 3);
     EXPECT_LT(predicted, analytic * 3);
+  }
+}
+
+// However wild its readout, the GCN corrects a stage's analytic seconds at most 100-fold
+// (network_modules.cpp): a pipeline unlike any trained on is predicted within that factor
+// of the analytic model, where an unbounded correction put one 4.8 million times too slow.
+TEST(LearnedModel, GcnCorrectsEachStageAtMostAHundredFold) {
+  for (const double readout_bias : {-1e3, 1e3}) {
+    LearnedNetwork net(LearnedModelKind::kGcn, tiny_model(true), fitted_normalizer(), 0);
+    {
+      torch::NoGradGuard no_grad;
+      net.impl().net->named_parameters()["readout.bias"].fill_(readout_bias);
+    }
+    const double factor = readout_bias > 0 ? 100 : 0.01;
+    for (const TrainingSample &s :
+         std::vector<TrainingSample>(data().test.begin(), data().test.begin() + 5)) {
+      const double predicted = net.predict({&s.features})[0];
+      EXPECT_NEAR(predicted / analytic_seconds(s.features), factor, factor * 1e-3)
+          << s.pipeline_id << " with readout bias " << readout_bias;
+    }
   }
 }
 
@@ -600,9 +621,9 @@ TEST_F(BadWeights, AnotherFeatureLayoutIsRefused) {
 
 TEST_F(BadWeights, AnotherFormatVersionIsRefused) {
   std::string changed = bytes_;
-  changed.replace(changed.find("version 3"), 9, "version 1");
+  changed.replace(changed.find("version 4"), 9, "version 1");
   write_file(bad_, changed);
-  expect_refused<ConfigError>(bad_, "format version 1, this build reads version 3");
+  expect_refused<ConfigError>(bad_, "format version 1, this build reads version 4");
 }
 
 TEST_F(BadWeights, CorruptTensorsAreRefused) {

@@ -2,7 +2,7 @@
 // tensors as torch::save writes them:
 //
 //   protuner-cost-model-weights
-//   version 3
+//   version 4
 //   kind gcn
 //   layout 9f1c...                         feature_layout_fingerprint(), hex
 //   options 24 40 64 2 1                   LearnedModelOptions, in declaration order
@@ -30,7 +30,8 @@ namespace {
 
 constexpr const char *kFormatName = "protuner-cost-model-weights";
 // 3: the GCN with the analytic prior reads out a correction per stage (network_modules.cpp).
-constexpr int kFormatVersion = 3;
+// 4: that correction is bounded (kMaxStageLogCorrection, network_modules.cpp).
+constexpr int kFormatVersion = 4;
 
 std::string hexfloat(float v) {
   char buf[64];

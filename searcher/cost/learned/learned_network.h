@@ -12,8 +12,9 @@
 //    Log because runtimes span orders of magnitude: a linear readout of seconds would
 //    have to produce 1e-5 and 1e1 from the same weights. With `analytic_prior`, the same
 //    readout of each node's embeddings is a log correction of its stage's analytic
-//    seconds, and the prediction is the sum of the corrected stages (network_modules.cpp
-//    says why not a correction of the pooled whole).
+//    seconds, squashed to at most 100-fold either way, and the prediction is the sum of
+//    the corrected stages (network_modules.cpp says why not a correction of the pooled
+//    whole, and why bounded).
 //
 // Each predict() call runs one forward pass over the whole batch (graphs batched as one
 // block-diagonal graph), in inference mode (batch norm uses its running statistics), so a
