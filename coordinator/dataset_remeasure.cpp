@@ -117,7 +117,9 @@ DatasetAgreement dataset_agreement(const std::vector<DatasetSample> &first,
     matched[s.pipeline_id].emplace_back(s.min_ms, it->second);
   }
   agreement.only_in_second = second_ms.size() - used.size();
-  double agreeing_pairs = 0;  // the overall share is the pair-weighted mean of the pipelines'
+  // Pairs ordered the same, summed over pipelines: the overall share weighs each
+  // pipeline's share by its pairs, and counts no pair across two pipelines.
+  double agreeing_pairs = 0;
   for (const auto &[id, pairs] : matched) {
     std::vector<double> a, b;
     for (const auto &[x, y] : pairs) {
