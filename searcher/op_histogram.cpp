@@ -2,8 +2,10 @@
 
 #include <Halide.h>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
+#include <sstream>
 
 namespace protuner {
 namespace {
@@ -82,12 +84,42 @@ std::optional<double> constant_of(const Expr &e) {
   return std::nullopt;
 }
 
+// Whether an Expr carries a `likely` tag (BoundaryConditions wrap the clamped variable in
+// one): Halide then splits the loop at the clamp's edges wherever the clamp ends up.
+bool tagged_likely(const Expr &e) {
+  class Finder : public HI::IRVisitor {
+   public:
+    bool found = false;
+
+   private:
+    using HI::IRVisitor::visit;
+    void visit(const HI::Call *op) override {
+      found = found || op->is_intrinsic({HI::Call::likely, HI::Call::likely_if_innermost});
+      HI::IRVisitor::visit(op);
+    }
+  } finder;
+  e.accept(&finder);
+  return finder.found;
+}
+
+// Folds bound `b` of a plain clamp into the running hash `clamp` (see Access::clamps).
+void add_clamp_bound(const char *side, const Expr &b, uint64_t &clamp) {
+  std::ostringstream text;
+  text << side << ' ' << b;
+  clamp = (clamp * 1000003u) ^ std::hash<std::string>{}(text.str());
+  if (clamp == 0) clamp = 1;
+}
+
 // Adds scale * (coefficients of e) to `coeffs` and its literal constant part to `offset`;
 // false when e is not affine in `vars`.
 // Clamps (min/max against a loop-invariant bound) count as their argument: boundary
-// conditions clamp affine indices, which stay affine away from the edges.
+// conditions clamp affine indices, which stay affine away from the edges. The bounds of
+// those without a `likely` tag go into `clamp`.
 bool add_affine(const Expr &e, const std::map<std::string, int> &vars, double scale,
-                std::vector<double> &coeffs, double &offset) {
+                std::vector<double> &coeffs, double &offset, uint64_t &clamp) {
+  auto affine = [&](const Expr &sub, double s) {
+    return add_affine(sub, vars, s, coeffs, offset, clamp);
+  };
   if (loop_invariant(e, vars)) {
     if (auto c = constant_of(e)) offset += scale * *c;
     return true;
@@ -96,37 +128,33 @@ bool add_affine(const Expr &e, const std::map<std::string, int> &vars, double sc
     coeffs[vars.at(v->name)] += scale;
     return true;
   }
-  if (const auto *a = e.as<HI::Add>()) {
-    return add_affine(a->a, vars, scale, coeffs, offset) && add_affine(a->b, vars, scale, coeffs, offset);
-  }
-  if (const auto *s = e.as<HI::Sub>()) {
-    return add_affine(s->a, vars, scale, coeffs, offset) && add_affine(s->b, vars, -scale, coeffs, offset);
-  }
+  if (const auto *a = e.as<HI::Add>()) return affine(a->a, scale) && affine(a->b, scale);
+  if (const auto *s = e.as<HI::Sub>()) return affine(s->a, scale) && affine(s->b, -scale);
   if (const auto *m = e.as<HI::Mul>()) {
-    if (auto c = constant_of(m->b)) return add_affine(m->a, vars, scale * *c, coeffs, offset);
-    if (auto c = constant_of(m->a)) return add_affine(m->b, vars, scale * *c, coeffs, offset);
+    if (auto c = constant_of(m->b)) return affine(m->a, scale * *c);
+    if (auto c = constant_of(m->a)) return affine(m->b, scale * *c);
     return false;
   }
   if (const auto *d = e.as<HI::Div>()) {
     auto c = constant_of(d->b);
-    return c && *c != 0 && add_affine(d->a, vars, scale / *c, coeffs, offset);
+    return c && *c != 0 && affine(d->a, scale / *c);
   }
-  if (const auto *c = e.as<HI::Cast>()) return add_affine(c->value, vars, scale, coeffs, offset);
-  if (const auto *m = e.as<HI::Min>()) {
-    if (loop_invariant(m->b, vars)) return add_affine(m->a, vars, scale, coeffs, offset);
-    if (loop_invariant(m->a, vars)) return add_affine(m->b, vars, scale, coeffs, offset);
-    return false;
-  }
-  if (const auto *m = e.as<HI::Max>()) {
-    if (loop_invariant(m->b, vars)) return add_affine(m->a, vars, scale, coeffs, offset);
-    if (loop_invariant(m->a, vars)) return add_affine(m->b, vars, scale, coeffs, offset);
-    return false;
-  }
+  if (const auto *c = e.as<HI::Cast>()) return affine(c->value, scale);
+  // One side of a clamp's min or max is the bound, the other the clamped index.
+  auto clamped = [&](const char *side, const Expr &a, const Expr &b) {
+    const bool b_bound = loop_invariant(b, vars);
+    if (!b_bound && !loop_invariant(a, vars)) return false;
+    const Expr &index = b_bound ? a : b;
+    if (!tagged_likely(index)) add_clamp_bound(side, b_bound ? b : a, clamp);
+    return affine(index, scale);
+  };
+  if (const auto *m = e.as<HI::Min>()) return clamped("min", m->a, m->b);
+  if (const auto *m = e.as<HI::Max>()) return clamped("max", m->a, m->b);
   if (const auto *c = e.as<HI::Call>()) {
     // Hints that wrap an index without changing it.
     if (c->is_intrinsic({HI::Call::likely, HI::Call::likely_if_innermost,
                          HI::Call::promise_clamped, HI::Call::unsafe_promise_clamped})) {
-      return add_affine(c->args[0], vars, scale, coeffs, offset);
+      return affine(c->args[0], scale);
     }
   }
   return false;
@@ -266,8 +294,10 @@ class Counter : public HI::IRVisitor {
       DependsOn reads(vars_);
       index.accept(&reads);
       a.index_vars.push_back(reads.var_bits);
-      const bool ok = add_affine(index, vars_, 1.0, row, offset);
+      uint64_t clamp = 0;
+      const bool ok = add_affine(index, vars_, 1.0, row, offset, clamp);
       if (!ok) std::fill(row.begin(), row.end(), 0.0);
+      a.clamps.push_back(ok ? clamp : 0);
       a.offsets.push_back(ok ? offset : 0.0);
       a.coefficients.push_back(std::move(row));
       a.affine.push_back(ok);

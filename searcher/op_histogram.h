@@ -101,6 +101,12 @@ struct Access {
   // a gathered index can vary with: bgu's transform(k, xi(x), yi(y), zi(x, y)) is the same
   // cell for every k, so a vector along k loads it densely.
   std::vector<uint64_t> index_vars;
+  // clamps[d]: a hash of the bounds of the min/max without a `likely` tag that affine
+  // index d passes through (a hand-written clamp), 0 if none. Halide splits a vectorized
+  // loop at such a clamp's edges only while the clamp sits in one load's index; once two
+  // loads share it (common-subexpression elimination lifts it into a let) every vector
+  // of them gathers. Equal hashes and equal affine parts are the same clamp.
+  std::vector<uint64_t> clamps;
   AccessPattern pattern = AccessPattern::kPointwise;
 };
 

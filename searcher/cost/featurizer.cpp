@@ -38,6 +38,9 @@ struct ReadGroup {
   double reads = 0;   // call sites in the group
   std::vector<double> min_offset, max_offset;
   std::vector<double> whole;  // per dimension: the extent a gathered index may reach (0: unknown)
+  // Bit d: index d's hand-written clamp (Access::clamps) is shared with other loads, so
+  // vectors along it gather.
+  uint64_t shared_clamps = 0;
 };
 
 // Bytes and cache lines of a set of reads over a box of the stage's loop variables.
@@ -191,17 +194,58 @@ struct Folded {
   double inlined_calls = 0;
   // Call sites left after inlining, and those that gather (gathers_along_vectors).
   double reads = 0, gathers = 0;
+  // Bit v: more than one load reads loop variable v. An argument an inlined call clamps
+  // is a let those loads share.
+  uint64_t vars_read_by_several = 0;
 };
 
 // Whether a read gathers, lane by lane, in vectors of the stage's vectorized variable (its
-// loop variable 0): some index that is not affine reads that variable. Otherwise each
-// vector loads contiguous or equal addresses: bgu's transform, gathered by a pixel's cell,
-// is loaded densely by a vector along its 12 coefficients.
-bool gathers_along_vectors(const Access &a) {
+// loop variable 0): some index that is not affine, or clamped by a clamp other loads
+// share, reads that variable. Otherwise each vector loads contiguous or equal addresses:
+// bgu's transform, gathered by a pixel's cell, is loaded densely by a vector along its 12
+// coefficients. interpolate's clamped level read through its inlined producer, with four
+// loads at the clamped x, ran 44 ms; realized, one load, 27 ms.
+bool gathers_along_vectors(const ReadGroup &g) {
+  const Access &a = g.shape;
   for (size_t d = 0; d < a.affine.size(); ++d) {
     if (!a.affine[d] && (a.index_vars[d] & 1)) return true;
+    if (d < 64 && (g.shared_clamps >> d & 1) && !a.coefficients[d].empty() &&
+        a.coefficients[d][0] != 0) {
+      return true;
+    }
   }
   return false;
+}
+
+// Whether a group stands for loads at more than one place along some dimension but `d`.
+bool spans_beyond(const ReadGroup &g, size_t d) {
+  for (size_t e = 0; e < g.min_offset.size(); ++e) {
+    if (e != d && g.min_offset[e] != g.max_offset[e]) return true;
+  }
+  return false;
+}
+
+// Sets ReadGroup::shared_clamps: a clamp is shared when its group loads at several places
+// that differ in another index (a vertical stencil over a clamped x), or when another
+// group's index passes the same clamp of the same affine index.
+void mark_shared_clamps(std::vector<ReadGroup> &groups) {
+  for (ReadGroup &g : groups) {
+    const Access &a = g.shape;
+    for (size_t d = 0; d < a.clamps.size() && d < 64; ++d) {
+      if (a.clamps[d] == 0 || (g.shared_clamps >> d & 1)) continue;
+      bool shared = spans_beyond(g, d);
+      for (const ReadGroup &h : groups) {
+        if (shared) break;
+        if (&h == &g) continue;
+        for (size_t e = 0; e < h.shape.clamps.size() && !shared; ++e) {
+          shared = h.shape.clamps[e] == a.clamps[d] &&
+                   h.shape.coefficients[e] == a.coefficients[d] &&
+                   h.min_offset[e] <= g.max_offset[d] && g.min_offset[d] <= h.max_offset[e];
+        }
+      }
+      if (shared) g.shared_clamps |= uint64_t{1} << d;
+    }
+  }
 }
 
 // Adds `group` to `groups`: merged into the group of the same producer and shape, whose
@@ -210,10 +254,11 @@ void add_group(std::vector<ReadGroup> &groups, ReadGroup &&group) {
   for (ReadGroup &g : groups) {
     if (g.producer != group.producer || g.shape.coefficients != group.shape.coefficients ||
         g.shape.affine != group.shape.affine || g.shape.index_vars != group.shape.index_vars ||
-        g.shape.producer != group.shape.producer) {
+        g.shape.clamps != group.shape.clamps || g.shape.producer != group.shape.producer) {
       continue;
     }
     g.reads += group.reads;
+    g.shared_clamps |= group.shared_clamps;
     for (size_t d = 0; d < g.min_offset.size(); ++d) {
       g.min_offset[d] = std::min(g.min_offset[d], group.min_offset[d]);
       g.max_offset[d] = std::max(g.max_offset[d], group.max_offset[d]);
@@ -225,9 +270,11 @@ void add_group(std::vector<ReadGroup> &groups, ReadGroup &&group) {
 
 // `inner` (reads inside inlined Func p, over p's loop variables) seen through `call` (the
 // consumer's call of p, over the consumer's loop variables): index coefficients compose,
-// and every offset of the group moves by what the call's offsets contribute.
+// and every offset of the group moves by what the call's offsets contribute. A clamp in
+// the call joins the clamps of the indices it feeds, and is shared when p loads more than
+// once along the variable it clamps (`p_several`: Folded::vars_read_by_several).
 ReadGroup compose(const ReadGroup &inner, const Access &call, const StageNode &p_stage,
-                  int num_pure) {
+                  uint64_t p_several, int num_pure) {
   ReadGroup out;
   out.producer = inner.producer;
   out.bytes = inner.bytes;
@@ -244,11 +291,17 @@ ReadGroup compose(const ReadGroup &inner, const Access &call, const StageNode &p
   out.min_offset.assign(dims, 0.0);
   out.max_offset.assign(dims, 0.0);
   out.shape.index_vars.assign(dims, 0);
+  out.shape.clamps = inner.shape.clamps;
+  out.shared_clamps = inner.shared_clamps;
   for (size_t d = 0; d < dims; ++d) {
     // The consumer's variables that the indices of p's variables in this index read.
     for (size_t j = 0; j < p_stage.pure_dims.size() && j < 64; ++j) {
       if (inner.shape.index_vars[d] >> j & 1) {
-        out.shape.index_vars[d] |= call.index_vars[p_stage.pure_dims[j]];
+        const int dim = p_stage.pure_dims[j];
+        out.shape.index_vars[d] |= call.index_vars[dim];
+        if (call.clamps[dim] == 0) continue;
+        out.shape.clamps[d] = out.shape.clamps[d] * 1000003u ^ call.clamps[dim];
+        if ((p_several >> j & 1) && d < 64) out.shared_clamps |= uint64_t{1} << d;
       }
     }
     std::vector<double> &row = out.shape.coefficients[d];
@@ -293,6 +346,30 @@ ReadGroup direct_group(const PipelineGraph &g, const Access &a, int producer) {
   return out;
 }
 
+// Whether the index of a group's reads moves with stage loop variable v.
+bool reads_variable(const ReadGroup &group, int v) {
+  const Access &a = group.shape;
+  for (size_t d = 0; d < a.coefficients.size(); ++d) {
+    if (v < static_cast<int>(a.coefficients[d].size()) && a.coefficients[d][v] != 0) return true;
+    if (!a.affine[d] && v < 64 && (a.index_vars[d] >> v & 1)) return true;
+  }
+  return false;
+}
+
+// Bit v: more than one of `groups`' loads (same-place reads count once) reads variable v.
+uint64_t vars_read_by_several(const std::vector<ReadGroup> &groups, size_t num_vars) {
+  uint64_t once = 0, several = 0;
+  for (const ReadGroup &r : groups) {
+    for (int v = 0; v < 64 && v < static_cast<int>(num_vars); ++v) {
+      if (!reads_variable(r, v)) continue;
+      const uint64_t bit = uint64_t{1} << v;
+      if ((once & bit) || spans_beyond(r, SIZE_MAX)) several |= bit;
+      once |= bit;
+    }
+  }
+  return several;
+}
+
 // Folds stage s of f. `memo` holds the folds of inlined Funcs (always their stage 0)
 // already computed for this state, since a stencil calls the same Func at every tap.
 const Folded &fold(const ScheduleState &state, int f, int s, int num_pure,
@@ -309,29 +386,23 @@ const Folded &fold(const ScheduleState &state, int f, int s, int num_pure,
     if (!memo[p]) {
       memo[p] = std::make_unique<Folded>();
       fold(state, p, 0, g.funcs[p].stages[0].num_pure, memo, *memo[p]);
+      memo[p]->vars_read_by_several =
+          vars_read_by_several(memo[p]->groups, g.funcs[p].stages[0].loop_vars.size());
     }
     const Folded &inner = *memo[p];
     out.arithmetic += inner.arithmetic;
     out.inlined_calls += 1 + inner.inlined_calls;
     for (const ReadGroup &r : inner.groups) {
-      add_group(out.groups, compose(r, a, g.funcs[p].stages[0], num_pure));
+      add_group(out.groups,
+                compose(r, a, g.funcs[p].stages[0], inner.vars_read_by_several, num_pure));
     }
   }
+  mark_shared_clamps(out.groups);
   for (const ReadGroup &r : out.groups) {
     out.reads += r.reads;
-    if (gathers_along_vectors(r.shape)) out.gathers += r.reads;
+    if (gathers_along_vectors(r)) out.gathers += r.reads;
   }
   return out;
-}
-
-// Whether the index of a group's reads moves with stage loop variable v.
-bool reads_variable(const ReadGroup &group, int v) {
-  const Access &a = group.shape;
-  for (size_t d = 0; d < a.coefficients.size(); ++d) {
-    if (v < static_cast<int>(a.coefficients[d].size()) && a.coefficients[d][v] != 0) return true;
-    if (!a.affine[d] && v < 64 && (a.index_vars[d] >> v & 1)) return true;
-  }
-  return false;
 }
 
 // Memory instructions of one execution of a stage's innermost block (the unrolled and
@@ -388,7 +459,7 @@ BlockMemory block_memory(const std::vector<Loop> &loops, int serial, const Stage
   BlockMemory out;
   const ReadGroup *own = nullptr;
   for (const ReadGroup &g : groups) {
-    if (gathers_along_vectors(g.shape)) continue;
+    if (gathers_along_vectors(g)) continue;
     if (stage.index > 0 && g.producer == f && g.shape.is_self) {
       own = &g;
       continue;

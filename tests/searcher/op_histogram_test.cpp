@@ -91,6 +91,40 @@ TEST(OpHistogram, CountsClampedAndHalvedIndicesAsWorkAndLinearOnesAsCode) {
   EXPECT_EQ(h.arithmetic(), 4);
 }
 
+// A hand-written clamp is remembered by its bounds (what tells two loads sharing one apart
+// from loads with clamps of their own); a boundary condition's, tagged `likely`, is not.
+TEST(OpHistogram, RemembersHandWrittenClampsByTheirBounds) {
+  ImageParam in(Float(32), 2, "in");
+  Param<int> w("w");
+  Var x("x"), y("y");
+  Func edge = BoundaryConditions::repeat_edge(in);
+  Func f("f");
+  f(x, y) = in(clamp(x, 0, w - 1), y) + in(clamp(x + 1, 0, w - 1), clamp(y, 0, 7)) +
+            in(min(x, w - 1), y) + edge(x, y) + in(x, y);
+  in.set_estimates({{0, 64}, {0, 64}});
+  f.set_estimates({{0, 64}, {0, 64}});
+  w.set_estimate(64);
+  Pipeline p(f);
+  const PipelineGraph g = analyze_pipeline(p);
+  const OpHistogram &h = stage_of(g, "f").ops;
+  const Access &clamped = access_to(h, "in_im", 0), &shifted = access_to(h, "in_im", 1);
+  const Access &only_min = access_to(h, "in_im", 2), &plain = access_to(h, "in_im", 3);
+  EXPECT_NE(clamped.clamps[0], 0u);
+  EXPECT_EQ(clamped.clamps[1], 0u);
+  // The same bounds around x + 1: the same hash, told apart by the offset.
+  EXPECT_EQ(shifted.clamps[0], clamped.clamps[0]);
+  EXPECT_EQ(shifted.offsets[0], 1);
+  EXPECT_NE(shifted.clamps[1], 0u);
+  EXPECT_NE(shifted.clamps[1], clamped.clamps[0]);
+  EXPECT_NE(only_min.clamps[0], 0u);
+  EXPECT_NE(only_min.clamps[0], clamped.clamps[0]);
+  EXPECT_EQ(plain.clamps, (std::vector<uint64_t>{0, 0}));
+  // repeat_edge of an ImageParam reads it through a lambda of its own.
+  const Access &boundary = access_to(stage_of(g, stable_func_name(edge.name())).ops, "lambda");
+  EXPECT_TRUE(boundary.affine[0]);
+  EXPECT_EQ(boundary.clamps, (std::vector<uint64_t>{0, 0}));
+}
+
 TEST(OpHistogram, CountsCastsComparesSelectsMathAndBitwise) {
   ImageParam in(Float(32), 2, "in");
   Var x("x"), y("y");
@@ -106,7 +140,7 @@ TEST(OpHistogram, CountsCastsComparesSelectsMathAndBitwise) {
   EXPECT_EQ(n(h, OpKind::kSelect, OpType::kFloat32), 1);
   EXPECT_EQ(n(h, OpKind::kMath, OpType::kFloat32), 1);
   EXPECT_EQ(n(h, OpKind::kMul, OpType::kFloat32), 1);
-  EXPECT_EQ(n(h, OpKind::kCast, OpType::kUInt8), 1);      // cast<uint8_t>(3) is a constant
+  EXPECT_EQ(n(h, OpKind::kCast, OpType::kUInt8), 1);  // cast<uint8_t>(3) is a constant
   EXPECT_EQ(n(h, OpKind::kConstant, OpType::kUInt8), 1);
   EXPECT_EQ(n(h, OpKind::kLogical, OpType::kUInt8), 1);
   EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kFloat32), 1);  // v is shared: loaded once
@@ -141,8 +175,8 @@ TEST(OpHistogram, ClassifiesAccessPatterns) {
   EXPECT_EQ(access_to(h, "idx_im").pattern, AccessPattern::kPointwise);
   EXPECT_EQ(access_to(h, "src", 4).pattern, AccessPattern::kPointwise);
   EXPECT_EQ(access_to(h, "src", 5).pattern, AccessPattern::kPointwise);  // a clamped index
-  EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kFloat32), 7);  // src x6, bias_im
-  EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kInt32), 1);    // idx_im
+  EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kFloat32), 7);               // src x6, bias_im
+  EXPECT_EQ(n(h, OpKind::kLoadFunc, OpType::kInt32), 1);                 // idx_im
   EXPECT_EQ(n(h, OpKind::kDiv, OpType::kInt32), 2);
   EXPECT_EQ(n(h, OpKind::kMin, OpType::kInt32), 1);
   EXPECT_EQ(n(h, OpKind::kMax, OpType::kInt32), 1);
