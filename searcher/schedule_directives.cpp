@@ -118,6 +118,8 @@ void split_directives(const ScheduleState &state, const StageNode &stage, const 
   }
 }
 
+}  // namespace
+
 // Whether f's pure stage splits into whole tiles Halide can be told of (split_directives'
 // `exact`). Inside tiles of a consumer that are guarded, the region f computes has the
 // guard's symbolic extent, and Halide 14 bounds the input over those loops by interval
@@ -153,6 +155,8 @@ bool whole_tiles(const ScheduleState &state, int f) {
   }
   return d.compute_at.stage == 0 && whole_tiles(state, d.compute_at.func);
 }
+
+namespace {
 
 void stage_directives(const ScheduleState &state, int f, int s, std::vector<Directive> &out) {
   const FuncNode &node = state.graph().funcs[f];

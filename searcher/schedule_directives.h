@@ -65,6 +65,11 @@ struct Directive {
 bool inner_tail_rounds_up(const ScheduleState &state, int f, const StageNode &stage,
                           const VarSplit &vs, int v);
 
+// Whether f's pure stage splits into whole tiles Halide can be told of (ShiftInwards, not
+// guarded): f is computed at root or inside whole tiles of a consumer that splits so too
+// (schedule_directives.cpp says when and why).
+bool whole_tiles(const ScheduleState &state, int f);
+
 // The directives realizing `state`, which must be complete. Func indices are PipelineGraph
 // indices.
 std::vector<Directive> schedule_directives(const ScheduleState &state);

@@ -88,10 +88,10 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, const MachineModel &m
   const double cache_cycles = std::max(l1_misses, 0.0) / m.l2_bytes_per_cycle +
                               std::max(l2_misses, 0.0) / m.l3_bytes_per_cycle;
 
-  // Parallelism: tasks run in rounds over the cores; the slowest round decides. A core is
-  // busy for whichever of its instructions and its cache traffic takes longer.
-  const double tasks = std::max(1.0f, s[F::outer_parallelism]);
-  const double speedup = tasks / std::ceil(tasks / m.cores);
+  // Parallelism: tasks run in rounds over the cores; the slowest core decides
+  // (core_utilization). A core is busy for whichever of its instructions and its cache
+  // traffic takes longer.
+  const double speedup = parallel_speedup(s, m.cores);
   add(cycles >= cache_cycles ? AnalyticTerm::kCompute : AnalyticTerm::kCacheTraffic,
       std::max(cycles, cache_cycles) / m.clock_hz / speedup);
   const double dram_share = speedup > 1 ? 1.0 : o.single_core_dram_share;

@@ -438,9 +438,16 @@ struct BlockMemory {
   bool carried = false;  // the serial loop carries a dependence through its own values
 };
 
+// LLVM keeps a block's accumulators in registers across the serial loop only where it can
+// tell their addresses apart: offsets along the innermost storage dimension are constants,
+// but those along another dimension are multiples of its stride, a constant only in a
+// buffer of constant size (`constant_strides`: computed inside whole tiles). conv_layer's
+// update at root, a block of 16 x 4 x 4 (co, x, n) points, loaded and stored every
+// accumulator per reduction step and ran 286 ms; blocks of one or two vectors along co
+// kept theirs in registers, and in a tile-sized buffer so did a block of 32 x 4 (65 ms).
 BlockMemory block_memory(const std::vector<Loop> &loops, int serial, const StageNode &stage,
                          const std::vector<ReadGroup> &groups, int f, double vectors_per_vw,
-                         int registers) {
+                         int registers, bool constant_strides) {
   // Registers or loads one read takes over the block (the loops after `serial`): per
   // native vector along a vectorized variable, times each unrolled loop its index moves with.
   auto count = [&](const ReadGroup *g, bool stored_values) {
@@ -477,11 +484,32 @@ BlockMemory block_memory(const std::vector<Loop> &loops, int serial, const Stage
     for (int v : loops[serial].vars) out.carried = out.carried || v >= stage.num_pure;
   }
   // The accumulators, the broadcast value and one loaded vector (BLAS-style blocks).
-  out.in_registers = invariant && out.accumulators + 2 <= registers;
+  bool across_rows = false;  // accumulators along a storage dimension but the innermost
+  for (size_t i = serial + 1; i < loops.size(); ++i) {
+    if (loops[i].extent <= 1) continue;
+    for (int v : loops[i].vars) across_rows = across_rows || (v > 0 && v < stage.num_pure);
+  }
+  out.in_registers =
+      invariant && out.accumulators + 2 <= registers && (constant_strides || !across_rows);
   const double per_pass = out.in_registers ? 1.0 / static_cast<double>(loops[serial].extent) : 1.0;
   out.loads += own_loads * per_pass;
   out.stores *= per_pass;
   return out;
+}
+
+// Whether Halide knows f's buffer's extents, so its strides, as constants: f is stored
+// inside a loop whose enclosing tiles are all whole (schedule_directives.cpp's
+// whole_tiles, no partial last tile). At root, in an output, or inside guarded tiles they
+// are symbolic.
+bool constant_size_storage(const ScheduleState &state, int f) {
+  const FuncDecision &d = state.decision(f);
+  if (d.placement != Placement::kAt || d.store_at.is_root() || state.graph().funcs[f].is_output)
+    return false;
+  if (d.store_at.stage != 0 || !whole_tiles(state, d.store_at.func)) return false;
+  for (const LoopRef &ref : state.enclosing_loops(d.store_at)) {
+    if (state.bounds(ref.func).loops[ref.stage][ref.loop].has_tail) return false;
+  }
+  return true;
 }
 
 // Bytes of the stage's own Func written over a box of its loop variables.
@@ -609,6 +637,29 @@ double rounded_up_share(const ScheduleState &state, int f, const StageNode &stag
   return share;
 }
 
+// The share of the cores a stage's own parallel loop keeps busy: its work, in tasks of
+// whole tiles, over cores x the slowest core's time. A variable's guarded partial last
+// tile is a smaller task, and alone in the last round it ends that round early.
+// conv_layer's update in parallel tiles of 4 of its 5 images ran as tasks of 4 images and
+// of 1: 1.25 times one core's speed, not 2.
+double own_core_utilization(const Loop &parallel, const StageNode &stage, const StageTiling &tiling,
+                            const Region &whole, int cores) {
+  const double tasks = static_cast<double>(parallel.extent);
+  double work = tasks, last = 1;
+  for (int v : parallel.vars) {
+    if (v >= stage.num_pure) continue;  // parallel reduction bands: equal
+    const VarSplit sp = split_of(stage, tiling, v, whole[v].extent());
+    if (sp.tile <= 1 || sp.extent % sp.tile == 0) continue;
+    const double tile = static_cast<double>(sp.tile), extent = static_cast<double>(sp.extent);
+    const double tiles = std::ceil(extent / tile);
+    work *= extent / (tiles * tile);
+    last *= (extent - (tiles - 1) * tile) / tile;
+  }
+  const double rounds = std::ceil(tasks / cores);
+  const bool alone = static_cast<int64_t>(tasks) % cores == 1;
+  return work / (cores * (alone ? rounds - 1 + last : rounds));
+}
+
 }  // namespace
 
 std::vector<int> Featurizer::inlined_into(const ScheduleState &state, int f) const {
@@ -700,7 +751,9 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     const bool own_parallel = !loops.empty() && loops[0].parallel;
     const double own_tasks = own_parallel ? static_cast<double>(loops[0].extent) : 1;
     const double tasks = own_parallel ? own_tasks : b.inside_parallel ? enclosing_tasks : 1;
-    const double rounds = std::ceil(tasks / m.cores);
+    const double utilization = own_parallel
+                                   ? own_core_utilization(loops[0], stage, tiling, whole, m.cores)
+                                   : tasks / (std::ceil(tasks / m.cores) * m.cores);
     const double total =
         P * R * slide * rounded_up_share(state, f, stage, tiling, whole, window, vw > 1);
 
@@ -783,8 +836,9 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     };
     const double block_vectors = vw > 1 ? unroll * vectors_per_vw : unroll;
     const int serial = L >= 0 && loops[L].kind != LoopKind::kInner ? L : -1;
-    const BlockMemory memory = block_memory(loops, serial, stage, groups, f, vectors_per_vw,
-                                            vector_registers(m.vector_bits));
+    const BlockMemory memory =
+        block_memory(loops, serial, stage, groups, f, vectors_per_vw,
+                     vector_registers(m.vector_bits), constant_size_storage(state, f));
     const Traffic &per_task = reads[own_parallel ? 1 : 0];
 
     set(ScheduledFeature::decided, 1);
@@ -804,7 +858,7 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     set(ScheduledFeature::body_executions, total / (vw * unroll));
     set(ScheduledFeature::parallel_tasks, own_tasks);
     set(ScheduledFeature::outer_parallelism, tasks);
-    set(ScheduledFeature::core_utilization, tasks / (rounds * m.cores));
+    set(ScheduledFeature::core_utilization, utilization);
     set(ScheduledFeature::parallel_launches, own_parallel ? R : 0);
     set(ScheduledFeature::inside_parallel, b.inside_parallel);
     set(ScheduledFeature::vector_width, vw);

@@ -22,6 +22,7 @@
 // FeatureCache is not thread-safe (use one per search thread).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -103,7 +104,8 @@ namespace protuner {
   X(body_executions, "executions of the innermost vector/unrolled block over the run", "count") \
   X(parallel_tasks, "iterations of the stage's own parallel loop (1: serial)", "tasks")      \
   X(outer_parallelism, "tasks the stage runs in: own, else of an enclosing parallel loop", "tasks") \
-  X(core_utilization, "outer_parallelism / (cores x rounds of tasks): how well tasks fill the cores", "ratio") \
+  X(core_utilization, "work of the tasks / (cores x the slowest core's time): how well tasks "     \
+    "fill the cores (a guarded partial last tile is a smaller task)", "ratio")                 \
   X(parallel_launches, "parallel loops started over the run (productions with own parallel loop)", "count") \
   X(inside_parallel, "1 when computed inside a parallel loop", "flag")                       \
   X(vector_width, "lanes of the vectorized loop (1: none)", "lanes")                         \
@@ -146,7 +148,8 @@ namespace protuner {
   X(block_stores, "store instructions of one innermost block, the same way", "stores")        \
   X(block_accumulators, "vector registers of the values one innermost block computes", "registers") \
   X(accumulators_in_registers, "1 when an update's own values stay in registers across the " \
-    "serial loop around its block", "flag")                                                \
+    "serial loop around its block: they fit, and LLVM tells their addresses apart (one row, "  \
+    "or a buffer of constant size)", "flag")                                                 \
   X(block_waits_for_previous, "1 when each iteration of that serial loop needs the values "  \
     "the one before computed (an update reading its own values along a reduction loop)", "flag")
 // clang-format on
@@ -183,6 +186,12 @@ struct StageFeatures {
   float operator[](InvariantFeature f) const { return invariant[static_cast<int>(f)]; }
   float operator[](ScheduledFeature f) const { return scheduled[static_cast<int>(f)]; }
 };
+
+// How many times one core's speed a stage runs at on `cores` cores: the cost models'
+// reading of core_utilization.
+inline double parallel_speedup(const StageFeatures &s, int cores) {
+  return std::max(1.0, static_cast<double>(s[ScheduledFeature::core_utilization]) * cores);
+}
 
 struct PipelineFeatures {
   std::vector<StageFeatures> stages;  // every stage of every Func, in graph order

@@ -343,15 +343,15 @@ TEST(Featurizer, ASplitThatRoundsUpComputesWholeInnerBlocks) {
   EXPECT_NEAR(blur_x_points_per_row_of_sharp(true, 2), 196 * 128, 196 * 128 * 0.03);
 }
 
-// c(x, y) = sum over k < 64 of a(k, y) * b(x, k), 64 x 64, with its update in a block
-// of 2 vectors of x by 4 rows of y: inside the reduction loop (the register blocks
-// experts write) or, reduction outside, inside a loop over rows inside it.
-StageFeatures blocked_update(bool reduction_outside) {
+// c(x, y) = sum over k < 64 of a(k, y) * b(x, k), 64 x 64, at root, with its update in a
+// block of 2 vectors of x by `rows` rows of y: inside the reduction loop (the register
+// blocks experts write) or, reduction outside, inside a loop over rows inside it.
+StageFeatures blocked_update(int rows, bool reduction_outside) {
   const auto graph = testing::graph_of(testing::matmul_pipeline(64));
   const Featurizer fz(graph);  // 512-bit vectors: 32 registers of 16 floats
   ScheduleState s(graph);
   FuncDecision d = testing::root_decision(s, false);
-  d.stages[1].inner = {32, 4};
+  d.stages[1].inner = {32, rows};
   d.stages[1].tile = {64, 8};  // middle loops of 2 blocks each way
   d.stages[1].reduction_outside = reduction_outside;
   s.decide(d);
@@ -359,21 +359,79 @@ StageFeatures blocked_update(bool reduction_outside) {
 }
 
 TEST(Featurizer, CountsTheLoadsAndStoresOfARegisterBlock) {
-  const StageFeatures in_registers = blocked_update(false);
-  EXPECT_EQ(in_registers[F::block_accumulators], 8);  // 4 rows of 2 vectors
+  const StageFeatures in_registers = blocked_update(1, false);
+  EXPECT_EQ(in_registers[F::block_accumulators], 2);  // 2 vectors of one row
   EXPECT_EQ(in_registers[F::accumulators_in_registers], 1);
-  // Per k: a row value per row (broadcast), 2 vectors of b shared by the rows; the
-  // accumulators loaded and stored once per 64 k.
-  EXPECT_FLOAT_EQ(in_registers[F::block_loads], 4 + 2 + 8.0f / 64);
-  EXPECT_FLOAT_EQ(in_registers[F::block_stores], 8.0f / 64);
+  // Per k: the row's value (broadcast), 2 vectors of b; the accumulators loaded and stored
+  // once per 64 k.
+  EXPECT_FLOAT_EQ(in_registers[F::block_loads], 1 + 2 + 2.0f / 64);
+  EXPECT_FLOAT_EQ(in_registers[F::block_stores], 2.0f / 64);
   EXPECT_EQ(in_registers[F::block_waits_for_previous], 1);  // 64 dependent sums
 
+  // Rows of c are a symbolic stride apart: LLVM cannot tell 4 rows' accumulators apart
+  // and loads and stores them every k.
+  const StageFeatures across_rows = blocked_update(4, false);
+  EXPECT_EQ(across_rows[F::block_accumulators], 8);
+  EXPECT_EQ(across_rows[F::accumulators_in_registers], 0);
+  EXPECT_EQ(across_rows[F::block_loads], 4 + 2 + 8);
+  EXPECT_EQ(across_rows[F::block_stores], 8);
+  EXPECT_EQ(across_rows[F::block_waits_for_previous], 1);
+
   // The loop around the block walks tiles of rows: every block loads and stores its sums.
-  const StageFeatures in_memory = blocked_update(true);
+  const StageFeatures in_memory = blocked_update(4, true);
   EXPECT_EQ(in_memory[F::accumulators_in_registers], 0);
   EXPECT_EQ(in_memory[F::block_loads], 4 + 2 + 8);
   EXPECT_EQ(in_memory[F::block_stores], 8);
   EXPECT_EQ(in_memory[F::block_waits_for_previous], 0);  // the next block sums other rows
+}
+
+// The same block of 4 rows in prod, computed per tile of 8 whole rows of c = prod: a
+// buffer of constant size, whose rows LLVM tells apart, so the block stays in registers.
+TEST(Featurizer, ABlockAcrossRowsOfAConstantSizeBufferStaysInRegisters) {
+  const auto graph = testing::graph_of(testing::matmul_copy_pipeline(64));
+  const Featurizer fz(graph);
+  ScheduleState s(graph);
+  FuncDecision c = testing::root_decision(s, false);
+  c.stages[0].tile = {64, 8};
+  s.decide(c);
+  FuncDecision prod = testing::root_decision(s, false);
+  prod.placement = Placement::kAt;
+  prod.compute_at = prod.store_at = LoopRef{0, 0, 0};
+  prod.stages[1].inner = {32, 4};
+  prod.stages[1].tile = {64, 8};
+  s.decide(prod);
+  const StageFeatures update = fz.featurize(s).stages[2];
+  EXPECT_EQ(update[F::block_accumulators], 8);
+  EXPECT_EQ(update[F::accumulators_in_registers], 1);
+  EXPECT_FLOAT_EQ(update[F::block_stores], 8.0f / 64);
+}
+
+// Parallel tiles of 4 of 5 rows: tasks of 4 rows and of 1, which keep two cores busy
+// 1.25 times one core's speed, not twice.
+TEST(Featurizer, APartialLastParallelTileIsASmallerTask) {
+  auto utilization = [](int rows, int tile) {
+    using namespace Halide;
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = in(x, y) * 2.0f;
+    in.set_estimates({{0, 64}, {0, rows}});
+    f.set_estimates({{0, 64}, {0, rows}});
+    Pipeline p(f);
+    auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+    const Featurizer fz(graph);
+    ScheduleState s(graph);
+    FuncDecision d = testing::root_decision(s, false);
+    d.stages[0].tile = {64, tile};
+    d.stages[0].parallel_loops = 1;
+    s.decide(d);
+    return fz.featurize(s).stages[0][F::core_utilization];
+  };
+  EXPECT_FLOAT_EQ(utilization(5, 4), 1.25f / 2);
+  EXPECT_FLOAT_EQ(utilization(8, 4), 1);
+  // Three tasks (4, 4, 1 rows): two rounds, the second only a quarter as long.
+  EXPECT_FLOAT_EQ(utilization(9, 4), 2.25f / (2 * 1.25f));
+  EXPECT_FLOAT_EQ(utilization(3, 4), 0.5f);  // one partial task on two cores
 }
 
 TEST(Featurizer, ListsEveryStageAndTheStageDag) {

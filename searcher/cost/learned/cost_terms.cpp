@@ -33,9 +33,7 @@ CostTerms cost_terms(const StageFeatures &s) {
   CostTerms t{};
   if (s[F::decided] == 0 || s[F::inlined] != 0) return t;
   static const MachineModel m;  // the reference machine (see the header)
-  const double tasks = std::max(1.0f, s[F::outer_parallelism]);
-  const double speedup = tasks / std::ceil(tasks / m.cores);
-  const double cycle = 1.0 / (m.clock_hz * speedup);  // seconds per cycle of this stage
+  const double cycle = 1.0 / (m.clock_hz * parallel_speedup(s, m.cores));  // seconds per cycle
 
   const double total = s[F::points_total];
   auto set = [&t](CostTerm term, double seconds) {
