@@ -299,7 +299,7 @@ ReadGroup compose(const ReadGroup &inner, const Access &call, const StageNode &p
       if (inner.shape.index_vars[d] >> j & 1) {
         const int dim = p_stage.pure_dims[j];
         out.shape.index_vars[d] |= call.index_vars[dim];
-        if (call.clamps[dim] == 0) continue;
+        if (static_cast<size_t>(dim) >= call.clamps.size() || call.clamps[dim] == 0) continue;
         out.shape.clamps[d] = out.shape.clamps[d] * 1000003u ^ call.clamps[dim];
         if ((p_several >> j & 1) && d < 64) out.shared_clamps |= uint64_t{1} << d;
       }
@@ -719,6 +719,7 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
 
   // Where its stages find its own values: the cache that holds one allocation.
   const double alloc = allocation_bytes(state, f);
+  const bool constant_strides = constant_size_storage(state, f);
   const int own_values = own_level(state, m, f);
   FuncFeatures out;
   out.stages.resize(node.stages.size());
@@ -836,9 +837,8 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     };
     const double block_vectors = vw > 1 ? unroll * vectors_per_vw : unroll;
     const int serial = L >= 0 && loops[L].kind != LoopKind::kInner ? L : -1;
-    const BlockMemory memory =
-        block_memory(loops, serial, stage, groups, f, vectors_per_vw,
-                     vector_registers(m.vector_bits), constant_size_storage(state, f));
+    const BlockMemory memory = block_memory(loops, serial, stage, groups, f, vectors_per_vw,
+                                            vector_registers(m.vector_bits), constant_strides);
     const Traffic &per_task = reads[own_parallel ? 1 : 0];
 
     set(ScheduledFeature::decided, 1);
