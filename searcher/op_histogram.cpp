@@ -106,8 +106,7 @@ bool tagged_likely(const Expr &e) {
 void add_clamp_bound(const char *side, const Expr &b, uint64_t &clamp) {
   std::ostringstream text;
   text << side << ' ' << b;
-  clamp = (clamp * 1000003u) ^ std::hash<std::string>{}(text.str());
-  if (clamp == 0) clamp = 1;
+  clamp = join_clamps(clamp, std::hash<std::string>{}(text.str()));
 }
 
 // Adds scale * (coefficients of e) to `coeffs` and its literal constant part to `offset`;

@@ -110,6 +110,13 @@ struct Access {
   AccessPattern pattern = AccessPattern::kPointwise;
 };
 
+// The hash of clamp `outer` applied around an index already clamped as `inner` (0: none),
+// never 0 itself (Access::clamps).
+inline uint64_t join_clamps(uint64_t inner, uint64_t outer) {
+  const uint64_t h = inner * 1000003u ^ outer;
+  return h == 0 ? 1 : h;
+}
+
 struct OpHistogram {
   // counts[kind][type]: operations per point of the stage.
   std::array<std::array<double, kNumOpTypes>, kNumOpKinds> counts{};

@@ -300,7 +300,7 @@ ReadGroup compose(const ReadGroup &inner, const Access &call, const StageNode &p
         const int dim = p_stage.pure_dims[j];
         out.shape.index_vars[d] |= call.index_vars[dim];
         if (static_cast<size_t>(dim) >= call.clamps.size() || call.clamps[dim] == 0) continue;
-        out.shape.clamps[d] = out.shape.clamps[d] * 1000003u ^ call.clamps[dim];
+        out.shape.clamps[d] = join_clamps(out.shape.clamps[d], call.clamps[dim]);
         if ((p_several >> j & 1) && d < 64) out.shared_clamps |= uint64_t{1} << d;
       }
     }
