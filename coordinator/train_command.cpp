@@ -215,7 +215,12 @@ int run_train(const LearnedCommands::Args &a) {
   network.save(a.out);
   std::cout << "kept epoch " << report.best_epoch + 1 << " of " << report.train_loss.size() << " ("
             << report.train_samples << " training, " << report.holdout_samples
-            << " early-stopping samples); wrote " << a.out << "\n\nOn the training pipelines:\n";
+            << " early-stopping samples)";
+  if (report.member_best_epochs.size() > 1) {
+    std::cout << "; the ensemble's " << report.member_best_epochs.size() << " members kept epochs";
+    for (int e : report.member_best_epochs) std::cout << ' ' << e + 1;
+  }
+  std::cout << "; wrote " << a.out << "\n\nOn the training pipelines:\n";
   print_table(evaluate(network, samples), std::cout);
   if (!test.empty()) {
     std::cout << "\nOn the held-out pipelines (never trained on):\n";
@@ -362,6 +367,12 @@ LearnedCommands::LearnedCommands(CLI::App &cli) : args_(std::make_unique<Args>()
       "--no-analytic-prior", [&a](int64_t) { a.model_options.analytic_prior = false; },
       "gcn: predict runtimes from scratch as 004_* does, not as a correction to the analytic "
       "model");
+  train_
+      ->add_option("--members", a.model_options.members,
+                   "an ensemble of this many networks, trained apart from seeds seed, seed + 1, "
+                   "...; predicts the geometric mean of theirs")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   add_trainer_options(*train_, a.trainer);
 
   evaluate_ = cli.add_subcommand("evaluate", "evaluate a learned cost model on measured schedules");
@@ -379,7 +390,7 @@ LearnedCommands::LearnedCommands(CLI::App &cli) : args_(std::make_unique<Args>()
       "file (record: its place among the dataset files' non-blank lines, from 0)");
   evaluate_->add_flag("--leave-one-out-apps", a.leave_one_out,
                       "per app, train a fresh model on the other apps and evaluate it on this one "
-                      "(with the weights' kind and layer sizes)");
+                      "(with the weights' kind, layer sizes and members)");
   evaluate_
       ->add_option("--train-data", a.train_data,
                    "with --leave-one-out-apps: dataset files always trained on, never left out "

@@ -1,8 +1,9 @@
 // Complete-schedule evaluations per second of the cost models on bilateral_grid: the
-// analytic model and untrained feed-forward and GCN networks (throughput does not depend
-// on the weights), batches of 1 and 64 states. BM_EvaluateCompleteSchedules starts a
-// fresh model every iteration, so featurization runs unmemoized across unrelated random
-// schedules, as for the first evaluation of a state in a search;
+// analytic model, the shipped feed-forward and GCN weights (the GCN an ensemble of
+// networks), and one network of the shipped GCN's shape, untrained (throughput does not
+// depend on the weights): what one member costs. Batches of 1 and 64 states.
+// BM_EvaluateCompleteSchedules starts a fresh model every iteration, so featurization runs
+// unmemoized across unrelated random schedules, as for the first evaluation of a state in a search;
 // BM_EvaluateMemoizedSchedules shows the models' own cost with featurization cached. The
 // schedules are drawn once, outside the timing.
 // Usage: learned_model_bench [Google Benchmark flags].
@@ -14,6 +15,7 @@
 #include "common/host_target.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/cost/learned/learned_models.h"
+#include "searcher/cost/learned/shipped_weights.h"
 #include "searcher/search_space.h"
 #include "tests/bench/suite_app_graph.h"
 
@@ -52,13 +54,43 @@ const Fixture &bilateral_grid() {
   return fixture;
 }
 
-enum class Kind { kAnalytic, kFeedForward, kGcn };
+enum class Kind { kAnalytic, kFeedForward, kGcn, kGcnOneMember };
+const char *label(Kind kind) {
+  switch (kind) {
+    case Kind::kAnalytic:
+      return "analytic";
+    case Kind::kFeedForward:
+      return "feedforward";
+    case Kind::kGcn:
+      return "gcn";
+    case Kind::kGcnOneMember:
+      return "gcn, one member";
+  }
+  return "?";
+}
+
+LearnedNetwork shipped(LearnedModelKind kind) {
+  return LearnedNetwork::load_bytes(shipped_weights(kind), shipped_weights_source(kind));
+}
 
 std::unique_ptr<CostModel> make_model(Kind kind, const Fixture &fx) {
-  if (kind == Kind::kAnalytic) return std::make_unique<AnalyticModel>(fx.graph);
-  const LearnedModelKind learned =
-      kind == Kind::kGcn ? LearnedModelKind::kGcn : LearnedModelKind::kFeedForward;
-  auto network = std::make_shared<LearnedNetwork>(learned, LearnedModelOptions{}, fx.normalizer, 0);
+  std::shared_ptr<LearnedNetwork> network;
+  switch (kind) {
+    case Kind::kAnalytic:
+      return std::make_unique<AnalyticModel>(fx.graph);
+    case Kind::kFeedForward:
+      network = std::make_shared<LearnedNetwork>(shipped(LearnedModelKind::kFeedForward));
+      break;
+    case Kind::kGcn:
+      network = std::make_shared<LearnedNetwork>(shipped(LearnedModelKind::kGcn));
+      break;
+    case Kind::kGcnOneMember: {
+      LearnedModelOptions one = shipped(LearnedModelKind::kGcn).options();
+      one.members = 1;
+      network = std::make_shared<LearnedNetwork>(LearnedModelKind::kGcn, one, fx.normalizer, 0);
+      break;
+    }
+  }
   return std::make_unique<LearnedCostModel>(fx.graph, std::move(network));
 }
 
@@ -73,7 +105,7 @@ void predict_all(CostModel &model, const Fixture &fx, size_t batch_size) {
 }
 
 void report(benchmark::State &state, Kind kind) {
-  state.SetLabel(kind == Kind::kAnalytic ? "analytic" : kind == Kind::kGcn ? "gcn" : "feedforward");
+  state.SetLabel(label(kind));
   state.counters["evaluations_per_second"] =
       benchmark::Counter(kStates, benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -92,7 +124,7 @@ void BM_EvaluateCompleteSchedules(benchmark::State &state) {
 }
 BENCHMARK(BM_EvaluateCompleteSchedules)
     ->ArgNames({"model", "batch"})
-    ->ArgsProduct({{0, 1, 2}, {1, 64}})
+    ->ArgsProduct({{0, 1, 2, 3}, {1, 64}})
     ->Unit(benchmark::kMillisecond);
 
 // The same states again through one model whose FeatureCache already holds them: what the
@@ -107,7 +139,7 @@ void BM_EvaluateMemoizedSchedules(benchmark::State &state) {
 }
 BENCHMARK(BM_EvaluateMemoizedSchedules)
     ->ArgNames({"model", "batch"})
-    ->ArgsProduct({{0, 1, 2}, {1, 64}})
+    ->ArgsProduct({{0, 1, 2, 3}, {1, 64}})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

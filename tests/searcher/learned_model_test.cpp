@@ -51,6 +51,12 @@ LearnedModelOptions tiny_model(bool analytic_prior = true) {
   return o;
 }
 
+LearnedModelOptions ensemble_of(int members) {
+  LearnedModelOptions o = tiny_model(true);
+  o.members = members;
+  return o;
+}
+
 std::vector<ScheduleState> random_schedules(const std::shared_ptr<const PipelineGraph> &graph,
                                             int count, uint64_t seed) {
   const SearchSpace space;
@@ -506,6 +512,41 @@ TEST(LearnedModel, TrainingIsReproducibleFromItsSeed) {
   EXPECT_EQ(predict_samples(a, data().test), predict_samples(b, data().test));
 }
 
+// Each member trains apart, so the ensemble's first member is the single network its
+// seed trains, whatever the other members do in parallel; the ensemble predicts the
+// geometric mean of its members, and the same seed gives the same ensemble.
+TEST(LearnedModel, AnEnsembleIsTheMeanOfMembersTrainedApartFromSuccessiveSeeds) {
+  TrainerOptions o;
+  o.epochs = 20;
+  o.seed = 7;
+  TrainingReport report;
+  const LearnedNetwork single =
+      train_model(LearnedModelKind::kGcn, tiny_model(), distorted_data().train, o);
+  const LearnedNetwork ensemble =
+      train_model(LearnedModelKind::kGcn, ensemble_of(3), distorted_data().train, o, &report);
+  EXPECT_EQ(report.member_best_epochs.size(), 3u);
+  const auto members = ensemble.impl().net->members();
+  ASSERT_EQ(members.size(), 3u);
+  std::vector<const PipelineFeatures *> batch;
+  for (const TrainingSample &s : distorted_data().test) batch.push_back(&s.features);
+  EXPECT_EQ(predict_seconds(*members[0], ensemble.normalizer(), batch), single.predict(batch));
+  const std::vector<double> second = predict_seconds(*members[1], ensemble.normalizer(), batch);
+  const std::vector<double> third = predict_seconds(*members[2], ensemble.normalizer(), batch);
+  const std::vector<double> first = single.predict(batch);
+  const std::vector<double> mean = ensemble.predict(batch);
+  double spread = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    EXPECT_NEAR(mean[i], std::cbrt(first[i] * second[i] * third[i]), 1e-5 * mean[i]);
+    spread = std::max(spread, std::abs(std::log(second[i] / first[i])));
+  }
+  EXPECT_GT(spread, 1e-3) << "the members trained alike";
+  const LearnedNetwork again =
+      train_model(LearnedModelKind::kGcn, ensemble_of(3), distorted_data().train, o);
+  EXPECT_EQ(again.predict(batch), mean);
+  EXPECT_THROW(LearnedNetwork(LearnedModelKind::kGcn, ensemble_of(0), fitted_normalizer(), 0),
+               std::invalid_argument);
+}
+
 // 002_*'s autotuning mode: a model trained on one app adapts to another's measurements.
 TEST(LearnedModel, FineTuningOnOneAppLowersItsLoss) {
   std::vector<TrainingSample> blur, conv_train, conv_test;
@@ -533,11 +574,12 @@ TEST(LearnedModel, FineTuningOnOneAppLowersItsLoss) {
 
 // --- weights files ---
 
-void expect_round_trip(LearnedModelKind kind) {
+void expect_round_trip(LearnedModelKind kind, const LearnedModelOptions &model = tiny_model()) {
   TrainerOptions o;
   o.epochs = 40;  // trained, so batch-norm statistics and parameters are not the defaults
-  const LearnedNetwork saved = train_model(kind, tiny_model(), data().train, o);
-  const std::string path = temp_path(std::string("round_trip_") + model_kind_name(kind));
+  const LearnedNetwork saved = train_model(kind, model, data().train, o);
+  const std::string path =
+      temp_path(std::string("round_trip_") + model_kind_name(kind) + std::to_string(model.members));
   saved.save(path);
   const LearnedNetwork loaded = LearnedNetwork::load(path, kind);
   EXPECT_EQ(loaded.kind(), kind);
@@ -553,6 +595,10 @@ TEST(LearnedModelWeights, FeedForwardSaveLoadRoundTripsPredictionsExactly) {
 
 TEST(LearnedModelWeights, GcnSaveLoadRoundTripsPredictionsExactly) {
   expect_round_trip(LearnedModelKind::kGcn);
+}
+
+TEST(LearnedModelWeights, GcnEnsembleSaveLoadRoundTripsPredictionsExactly) {
+  expect_round_trip(LearnedModelKind::kGcn, ensemble_of(3));
 }
 
 // Runs `load` and checks it throws E with a message containing the path and `problem`.
@@ -621,9 +667,18 @@ TEST_F(BadWeights, AnotherFeatureLayoutIsRefused) {
 
 TEST_F(BadWeights, AnotherFormatVersionIsRefused) {
   std::string changed = bytes_;
-  changed.replace(changed.find("version 4"), 9, "version 1");
+  changed.replace(changed.find("version 5"), 9, "version 1");
   write_file(bad_, changed);
-  expect_refused<ConfigError>(bad_, "format version 1, this build reads version 4");
+  expect_refused<ConfigError>(bad_, "format version 1, this build reads version 5");
+}
+
+// The options line ends with the number of members, 1 here.
+TEST_F(BadWeights, AnEnsembleOfNoMembersIsRefused) {
+  std::string changed = bytes_;
+  const size_t end = changed.find('\n', changed.find("options "));
+  changed.replace(end - 2, 2, " 0");
+  write_file(bad_, changed);
+  expect_refused<ConfigError>(bad_, "bad 'options' line (expected four layer sizes");
 }
 
 TEST_F(BadWeights, CorruptTensorsAreRefused) {

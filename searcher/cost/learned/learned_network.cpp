@@ -2,10 +2,10 @@
 // tensors as torch::save writes them:
 //
 //   protuner-cost-model-weights
-//   version 4
+//   version 5
 //   kind gcn
 //   layout 9f1c...                         feature_layout_fingerprint(), hex
-//   options 24 40 64 2 1                   LearnedModelOptions, in declaration order
+//   options 24 40 64 2 1 4                 LearnedModelOptions, in declaration order
 //   log_runtime_mean <hexfloat>
 //   invariant_mean <count> <hexfloat>...   (likewise invariant_std, scheduled_mean,
 //   ...                                     scheduled_std)
@@ -21,6 +21,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "common/errors.h"
 #include "searcher/cost/learned/network_modules.h"
@@ -31,7 +32,8 @@ namespace {
 constexpr const char *kFormatName = "protuner-cost-model-weights";
 // 3: the GCN with the analytic prior reads out a correction per stage (network_modules.cpp).
 // 4: that correction is bounded (kMaxStageLogCorrection, network_modules.cpp).
-constexpr int kFormatVersion = 4;
+// 5: ensembles (the options' members).
+constexpr int kFormatVersion = 5;
 
 std::string hexfloat(float v) {
   char buf[64];
@@ -125,11 +127,13 @@ LearnedModelOptions read_options(HeaderReader &header) {
   LearnedModelOptions o;
   std::istringstream in = header.line("options");
   int prior = -1;
-  if (!(in >> o.invariant_embedding >> o.scheduled_embedding >> o.hidden >> o.gcn_layers >>
-        prior) ||
+  if (!(in >> o.invariant_embedding >> o.scheduled_embedding >> o.hidden >> o.gcn_layers >> prior >>
+        o.members) ||
       o.invariant_embedding <= 0 || o.scheduled_embedding <= 0 || o.hidden <= 0 ||
-      o.gcn_layers < 0 || (prior != 0 && prior != 1)) {
-    header.fail("bad 'options' line (expected four layer sizes and the analytic prior, 0 or 1)");
+      o.gcn_layers < 0 || (prior != 0 && prior != 1) || o.members < 1) {
+    header.fail(
+        "bad 'options' line (expected four layer sizes, the analytic prior (0 or 1) and the "
+        "number of members (1 or more))");
   }
   o.analytic_prior = prior == 1;
   return o;
@@ -215,11 +219,12 @@ LearnedModelKind parse_model_kind(const std::string &name) {
 bool LearnedModelOptions::operator==(const LearnedModelOptions &o) const {
   return invariant_embedding == o.invariant_embedding &&
          scheduled_embedding == o.scheduled_embedding && hidden == o.hidden &&
-         gcn_layers == o.gcn_layers && analytic_prior == o.analytic_prior;
+         gcn_layers == o.gcn_layers && analytic_prior == o.analytic_prior && members == o.members;
 }
 
 LearnedNetwork::LearnedNetwork(LearnedModelKind kind, LearnedModelOptions options,
                                FeatureNormalizer normalizer, uint64_t seed) {
+  if (options.members < 1) throw std::invalid_argument("an ensemble needs 1 member or more");
   torch::manual_seed(seed);
   auto net = make_cost_network(kind, options, normalizer.log_runtime_mean);
   net->eval();
@@ -237,14 +242,7 @@ const FeatureNormalizer &LearnedNetwork::normalizer() const { return impl_->norm
 
 std::vector<double> LearnedNetwork::predict(
     const std::vector<const PipelineFeatures *> &batch) const {
-  if (batch.empty()) return {};
-  torch::NoGradGuard no_grad;
-  impl_->net->eval();
-  const torch::Tensor seconds = impl_->net->forward(make_feature_batch(batch, impl_->normalizer))
-                                    .to(torch::kFloat64)
-                                    .contiguous();
-  const double *data = seconds.data_ptr<double>();
-  return std::vector<double>(data, data + seconds.numel());
+  return predict_seconds(*impl_->net, impl_->normalizer, batch);
 }
 
 void LearnedNetwork::save(const std::string &path) const {
@@ -261,8 +259,8 @@ void LearnedNetwork::save(const std::string &path) const {
   out << kFormatName << "\nversion " << kFormatVersion << "\nkind " << model_kind_name(impl_->kind)
       << "\nlayout " << hex64(feature_layout_fingerprint()) << "\noptions " << o.invariant_embedding
       << ' ' << o.scheduled_embedding << ' ' << o.hidden << ' ' << o.gcn_layers << ' '
-      << (o.analytic_prior ? 1 : 0)
-      << "\nlog_runtime_mean " << hexfloat(n.log_runtime_mean) << '\n';
+      << (o.analytic_prior ? 1 : 0) << ' ' << o.members << "\nlog_runtime_mean "
+      << hexfloat(n.log_runtime_mean) << '\n';
   write_vector(out, "invariant_mean", n.invariant_mean);
   write_vector(out, "invariant_std", n.invariant_std);
   write_vector(out, "scheduled_mean", n.scheduled_mean);

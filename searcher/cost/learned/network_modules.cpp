@@ -188,7 +188,47 @@ class GcnNetwork : public CostNetwork {
   torch::Tensor last_correction_;  // of the last forward pass, with the analytic prior
 };
 
+// Members trained apart (trainer.h), combined in log space: the geometric mean of their
+// predictions.
+class EnsembleNetwork : public CostNetwork {
+ public:
+  EnsembleNetwork(LearnedModelKind kind, const LearnedModelOptions &o, float log_runtime_mean) {
+    LearnedModelOptions one = o;
+    one.members = 1;
+    for (int k = 0; k < o.members; ++k) {
+      members_.push_back(register_module("member" + std::to_string(k),
+                                         make_cost_network(kind, one, log_runtime_mean)));
+    }
+  }
+  torch::Tensor forward(const FeatureBatch &b) override {
+    torch::Tensor log_seconds = torch::log(members_[0]->forward(b));
+    for (size_t k = 1; k < members_.size(); ++k)
+      log_seconds = log_seconds + torch::log(members_[k]->forward(b));
+    return torch::exp(log_seconds / static_cast<double>(members_.size()));
+  }
+  torch::Tensor mean_squared_correction() const override {
+    torch::Tensor sum = members_[0]->mean_squared_correction();
+    for (size_t k = 1; k < members_.size(); ++k) sum = sum + members_[k]->mean_squared_correction();
+    return sum / static_cast<double>(members_.size());
+  }
+  std::vector<std::shared_ptr<CostNetwork>> members() override { return members_; }
+
+ private:
+  std::vector<std::shared_ptr<CostNetwork>> members_;
+};
+
 }  // namespace
+
+std::vector<double> predict_seconds(CostNetwork &net, const FeatureNormalizer &normalizer,
+                                    const std::vector<const PipelineFeatures *> &batch) {
+  if (batch.empty()) return {};
+  torch::NoGradGuard no_grad;
+  net.eval();
+  const torch::Tensor seconds =
+      net.forward(make_feature_batch(batch, normalizer)).to(torch::kFloat64).contiguous();
+  const double *data = seconds.data_ptr<double>();
+  return std::vector<double>(data, data + seconds.numel());
+}
 
 FeatureBatch make_feature_batch(const std::vector<const PipelineFeatures *> &batch,
                                 const FeatureNormalizer &normalizer) {
@@ -233,6 +273,8 @@ FeatureBatch make_feature_batch(const std::vector<const PipelineFeatures *> &bat
 std::shared_ptr<CostNetwork> make_cost_network(LearnedModelKind kind,
                                                const LearnedModelOptions &options,
                                                float log_runtime_mean) {
+  if (options.members != 1)
+    return std::make_shared<EnsembleNetwork>(kind, options, log_runtime_mean);
   if (kind == LearnedModelKind::kFeedForward) return std::make_shared<FeedForwardNetwork>(options);
   return std::make_shared<GcnNetwork>(options, log_runtime_mean);
 }

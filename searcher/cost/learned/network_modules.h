@@ -36,8 +36,16 @@ class CostNetwork : public torch::nn::Module {
   // forward pass (the GCN with the analytic prior), for the trainer's correction
   // penalty; a zero scalar for networks that correct nothing.
   virtual torch::Tensor mean_squared_correction() const { return torch::zeros({}); }
+  // An ensemble's members (LearnedModelOptions::members), which training trains one by
+  // one; empty for a single network.
+  virtual std::vector<std::shared_ptr<CostNetwork>> members() { return {}; }
 };
 
+// Predicted seconds per state, in batch order: one forward pass in inference mode.
+std::vector<double> predict_seconds(CostNetwork &net, const FeatureNormalizer &normalizer,
+                                    const std::vector<const PipelineFeatures *> &batch);
+
+// A network of `kind`; an ensemble (EnsembleNetwork) of `options.members` when more than one.
 std::shared_ptr<CostNetwork> make_cost_network(LearnedModelKind kind,
                                                const LearnedModelOptions &options,
                                                float log_runtime_mean);

@@ -1,6 +1,7 @@
 #include "searcher/cost/learned/trainer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -8,6 +9,7 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "common/errors.h"
 #include "searcher/cost/learned/network_modules.h"
@@ -191,14 +193,19 @@ struct TrainingData {
   Indices holdout;
 };
 
-double train_epoch(LearnedNetwork &network, torch::optim::Optimizer &optimizer,
-                   const TrainingData &data, const TrainerOptions &o, std::mt19937_64 &rng) {
-  CostNetwork &net = *network.impl().net;
+// One network trained alone: a whole model, or one member of an ensemble.
+struct Trainee {
+  CostNetwork &net;
+  const FeatureNormalizer &normalizer;
+};
+
+double train_epoch(const Trainee &t, torch::optim::Optimizer &optimizer, const TrainingData &data,
+                   const TrainerOptions &o, std::mt19937_64 &rng) {
+  CostNetwork &net = t.net;
   net.train();
   double loss_sum = 0, weight_sum = 0;
   for (const Indices &batch : epoch_batches(data.train, o, rng)) {
-    const FeatureBatch fb =
-        make_feature_batch(features_of(data.samples, batch), network.normalizer());
+    const FeatureBatch fb = make_feature_batch(features_of(data.samples, batch), t.normalizer);
     if (fb.invariant.size(0) < 2) continue;  // batch norm needs two nodes
     const torch::Tensor runtime =
         column(batch, [&](size_t i) { return data.samples[i].runtime_s; });
@@ -221,14 +228,14 @@ double train_epoch(LearnedNetwork &network, torch::optim::Optimizer &optimizer,
   return weight_sum > 0 ? loss_sum / weight_sum : std::numeric_limits<double>::quiet_NaN();
 }
 
-double holdout_loss(const LearnedNetwork &network, const TrainingData &data,
-                    const TrainerOptions &o) {
+double holdout_loss(const Trainee &t, const TrainingData &data, const TrainerOptions &o) {
   if (data.holdout.empty()) return std::numeric_limits<double>::quiet_NaN();
   const std::vector<const PipelineFeatures *> features = features_of(data.samples, data.holdout);
   std::vector<double> predicted;
   for (size_t k = 0; k < features.size(); k += static_cast<size_t>(o.max_batch_samples)) {
     const size_t end = std::min(features.size(), k + static_cast<size_t>(o.max_batch_samples));
-    const auto part = network.predict(
+    const auto part = predict_seconds(
+        t.net, t.normalizer,
         {features.begin() + static_cast<long>(k), features.begin() + static_cast<long>(end)});
     predicted.insert(predicted.end(), part.begin(), part.end());
   }
@@ -256,9 +263,9 @@ double holdout_loss(const LearnedNetwork &network, const TrainingData &data,
   return loss;
 }
 
-TrainingReport run_training(LearnedNetwork &network, const TrainingData &data,
-                            const TrainerOptions &o, double learning_rate, std::mt19937_64 &rng) {
-  CostNetwork &net = *network.impl().net;
+TrainingReport run_training(const Trainee &t, const TrainingData &data, const TrainerOptions &o,
+                            double learning_rate, std::mt19937_64 &rng) {
+  CostNetwork &net = t.net;
   torch::optim::Adam optimizer(
       net.parameters(), torch::optim::AdamOptions(learning_rate).weight_decay(o.weight_decay));
   TrainingReport report;
@@ -267,8 +274,8 @@ TrainingReport run_training(LearnedNetwork &network, const TrainingData &data,
   double best = std::numeric_limits<double>::infinity();
   std::string best_parameters;
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
-    report.train_loss.push_back(train_epoch(network, optimizer, data, o, rng));
-    report.holdout_loss.push_back(holdout_loss(network, data, o));
+    report.train_loss.push_back(train_epoch(t, optimizer, data, o, rng));
+    report.holdout_loss.push_back(holdout_loss(t, data, o));
     if (o.on_epoch) o.on_epoch(epoch, report.train_loss.back(), report.holdout_loss.back());
     if (data.holdout.empty()) {
       report.best_epoch = epoch;
@@ -296,6 +303,55 @@ void check_options(const TrainerOptions &o) {
         "trainer options out of range (epochs >= 0, batches >= 1, holdout in [0, 1), patience >= "
         "1, learning rate > 0, ranking weight, correction penalty and weight decay >= 0)");
   }
+}
+
+// Runs work(k) for k in [0, n) on up to one thread per core; rethrows the first
+// member's exception, if any, once all have finished.
+void for_each_in_parallel(size_t n, const std::function<void(size_t)> &work) {
+  const size_t threads =
+      std::min<size_t>(n, std::max<size_t>(1, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> errors(n);
+  const auto run = [&] {
+    for (size_t k; (k = next++) < n;) {
+      try {
+        work(k);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(run);
+  run();
+  for (std::thread &t : pool) t.join();
+  for (const std::exception_ptr &e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+// Trains `network`, or each member of an ensemble apart and in parallel (trainer.h).
+// Reports the first member's training, with every member's kept epoch; only the first
+// member reports its epochs to on_epoch.
+TrainingReport train_members(LearnedNetwork &network, const std::vector<TrainingSample> &samples,
+                             const TrainerOptions &options, double learning_rate) {
+  std::vector<std::shared_ptr<CostNetwork>> members = network.impl().net->members();
+  if (members.empty()) members.push_back(network.impl().net);
+  const RelativeError error =
+      options.relative_error.value_or(default_relative_error(network.kind()));
+  const std::vector<double> weights = loss_weights(samples);
+  std::vector<TrainingReport> reports(members.size());
+  for_each_in_parallel(members.size(), [&](size_t k) {
+    TrainerOptions o = options;
+    if (k > 0) o.on_epoch = nullptr;
+    std::mt19937_64 rng(options.seed + k);
+    auto [train, holdout] = split_holdout(samples, options.holdout_fraction, rng);
+    const TrainingData data{samples, error, weights, std::move(train), std::move(holdout)};
+    reports[k] = run_training({*members[k], network.normalizer()}, data, o, learning_rate, rng);
+  });
+  network.impl().net->eval();
+  TrainingReport report = reports[0];
+  for (const TrainingReport &r : reports) report.member_best_epochs.push_back(r.best_epoch);
+  return report;
 }
 
 }  // namespace
@@ -370,8 +426,10 @@ LearnedNetwork train_model(LearnedModelKind kind, const LearnedModelOptions &mod
                            const TrainerOptions &options, TrainingReport *report) {
   check_samples(samples);
   check_options(options);
+  // The normalization of the first member's training share serves every member: they
+  // share one feature batch.
   std::mt19937_64 rng(options.seed);
-  auto [train, holdout] = split_holdout(samples, options.holdout_fraction, rng);
+  const std::vector<Indices> train = split_holdout(samples, options.holdout_fraction, rng).first;
   std::vector<const PipelineFeatures *> train_features;
   std::vector<double> train_runtimes;
   for (const Indices &p : train) {
@@ -382,9 +440,7 @@ LearnedNetwork train_model(LearnedModelKind kind, const LearnedModelOptions &mod
   }
   LearnedNetwork network(kind, model_options,
                          FeatureNormalizer::fit(train_features, train_runtimes), options.seed);
-  const TrainingData data{samples, options.relative_error.value_or(default_relative_error(kind)),
-                          loss_weights(samples), std::move(train), std::move(holdout)};
-  TrainingReport r = run_training(network, data, options, options.learning_rate, rng);
+  TrainingReport r = train_members(network, samples, options, options.learning_rate);
   if (report) *report = std::move(r);
   return network;
 }
@@ -393,13 +449,8 @@ TrainingReport fine_tune(LearnedNetwork &network, const std::vector<TrainingSamp
                          const TrainerOptions &options) {
   check_samples(samples);
   check_options(options);
-  std::mt19937_64 rng(options.seed);
-  auto [train, holdout] = split_holdout(samples, options.holdout_fraction, rng);
-  const TrainingData data{samples,
-                          options.relative_error.value_or(default_relative_error(network.kind())),
-                          loss_weights(samples), std::move(train), std::move(holdout)};
-  return run_training(network, data, options,
-                      options.learning_rate * options.fine_tune_learning_rate_scale, rng);
+  return train_members(network, samples, options,
+                       options.learning_rate * options.fine_tune_learning_rate_scale);
 }
 
 std::vector<double> predict_samples(const LearnedNetwork &network,

@@ -33,7 +33,11 @@
 // held-out share of the pipelines (of each pipeline's samples when there are fewer than
 // five) for early stopping, judged by the loss or by pairwise ranking accuracy, the best
 // held-out parameters restored at the end. Seeded: the same data and options give the
-// same model.
+// same model. An ensemble (LearnedModelOptions::members) trains each member so, apart and
+// in parallel (one thread per core): member k draws its early-stopping split and batch
+// order from seed + k, and its initial parameters after member k - 1's from seed (so
+// member 0 is the network a single model of that seed is); they share the first
+// member's feature normalization.
 #pragma once
 
 #include <cstdint>
@@ -87,7 +91,7 @@ struct TrainerOptions {
   // "held-out loss" is then 1 - accuracy), not by the training loss: what a search needs
   // of the model is the order of schedules.
   bool stop_on_ranking = false;
-  uint64_t seed = 0;              // model initialization, holdout split and batch order
+  uint64_t seed = 0;  // initialization, holdout split and batch order (ensembles: seed + k)
   // The loss's relative error; unset: default_relative_error of the model's kind.
   std::optional<RelativeError> relative_error;
   // The pairwise ranking term's weight (see the file comment); 0: regression alone.
@@ -108,6 +112,7 @@ struct TrainingReport {
   std::vector<double> train_loss, holdout_loss;  // per epoch run (holdout: NaN without one)
   int best_epoch = -1;  // whose parameters were kept (the last one without a holdout)
   size_t train_samples = 0, holdout_samples = 0;
+  std::vector<int> member_best_epochs;  // of every member of an ensemble, the first's first
 };
 
 // Whole pipelines set aside for testing, never trained on: a pipeline is held out when a
