@@ -188,8 +188,8 @@ class GcnNetwork : public CostNetwork {
   torch::Tensor last_correction_;  // of the last forward pass, with the analytic prior
 };
 
-// Members trained apart (trainer.h), combined in log space: the geometric mean of their
-// predictions.
+// Members trained apart (trainer.h trains each through members()), combined in log space:
+// the geometric mean of their predictions.
 class EnsembleNetwork : public CostNetwork {
  public:
   EnsembleNetwork(LearnedModelKind kind, const LearnedModelOptions &o, float log_runtime_mean) {
@@ -205,11 +205,6 @@ class EnsembleNetwork : public CostNetwork {
     for (size_t k = 1; k < members_.size(); ++k)
       log_seconds = log_seconds + torch::log(members_[k]->forward(b));
     return torch::exp(log_seconds / static_cast<double>(members_.size()));
-  }
-  torch::Tensor mean_squared_correction() const override {
-    torch::Tensor sum = members_[0]->mean_squared_correction();
-    for (size_t k = 1; k < members_.size(); ++k) sum = sum + members_[k]->mean_squared_correction();
-    return sum / static_cast<double>(members_.size());
   }
   std::vector<std::shared_ptr<CostNetwork>> members() override { return members_; }
 
