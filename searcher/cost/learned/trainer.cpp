@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 
 #include "common/errors.h"
 #include "searcher/cost/learned/network_modules.h"
@@ -329,6 +330,21 @@ void for_each_in_parallel(size_t n, const std::function<void(size_t)> &work) {
     if (e) std::rethrow_exception(e);
 }
 
+// Member k's early-stopping split, and the stream its batch order continues from: both
+// come from seed + k, so an ensemble's member 0 trains exactly as the single network of
+// that seed, on the share its feature normalization was fitted to (train_model).
+struct MemberDraw {
+  std::mt19937_64 rng;
+  std::vector<Indices> train;
+  Indices holdout;
+};
+MemberDraw member_draw(const std::vector<TrainingSample> &samples, const TrainerOptions &options,
+                       size_t k) {
+  MemberDraw d{std::mt19937_64(options.seed + k), {}, {}};
+  std::tie(d.train, d.holdout) = split_holdout(samples, options.holdout_fraction, d.rng);
+  return d;
+}
+
 // Trains `network`, or each member of an ensemble apart and in parallel (trainer.h).
 // Reports the first member's training, with every member's kept epoch; only the first
 // member reports its epochs to on_epoch.
@@ -343,10 +359,11 @@ TrainingReport train_members(LearnedNetwork &network, const std::vector<Training
   for_each_in_parallel(members.size(), [&](size_t k) {
     TrainerOptions o = options;
     if (k > 0) o.on_epoch = nullptr;
-    std::mt19937_64 rng(options.seed + k);
-    auto [train, holdout] = split_holdout(samples, options.holdout_fraction, rng);
-    const TrainingData data{samples, error, weights, std::move(train), std::move(holdout)};
-    reports[k] = run_training({*members[k], network.normalizer()}, data, o, learning_rate, rng);
+    MemberDraw draw = member_draw(samples, options, k);
+    const TrainingData data{samples, error, weights, std::move(draw.train),
+                            std::move(draw.holdout)};
+    reports[k] =
+        run_training({*members[k], network.normalizer()}, data, o, learning_rate, draw.rng);
   });
   network.impl().net->eval();
   TrainingReport report = reports[0];
@@ -428,8 +445,7 @@ LearnedNetwork train_model(LearnedModelKind kind, const LearnedModelOptions &mod
   check_options(options);
   // The normalization of the first member's training share serves every member: they
   // share one feature batch.
-  std::mt19937_64 rng(options.seed);
-  const std::vector<Indices> train = split_holdout(samples, options.holdout_fraction, rng).first;
+  const std::vector<Indices> train = member_draw(samples, options, 0).train;
   std::vector<const PipelineFeatures *> train_features;
   std::vector<double> train_runtimes;
   for (const Indices &p : train) {
