@@ -107,6 +107,34 @@ TEST(Featurizer, AGatheredIndexGathersOnlyAlongTheVariableItReads) {
   }
 }
 
+// A vector along x of out(x, y) = in(y, x) reads a column of `in`: Halide 14 loads it lane
+// by lane (a scalar load and an insert per lane, read in its assembly), so it counts as a
+// gather; a read at stride 2 along the innermost dimension is loaded densely and shuffled.
+TEST(Featurizer, AReadAcrossRowsAlongTheVectorGathers) {
+  enum Read { kPointwise, kTransposed, kStrideTwo };
+  for (Read read : {kPointwise, kTransposed, kStrideTwo}) {
+    using namespace Halide;
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = read == kTransposed ? in(y, x) : read == kStrideTwo ? in(2 * x, y) : in(x, y);
+    in.set_estimates({{0, 128}, {0, 64}});
+    out.set_estimates({{0, 64}, {0, 64}});
+    Pipeline p(out);
+    auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+    const Featurizer fz(graph);
+    ScheduleState s(graph);
+    FuncDecision d = testing::root_decision(s, false);
+    d.stages[0].inner[0] = 16;
+    s.decide(d);
+    const StageFeatures &f = fz.featurize(s).stages[0];
+    EXPECT_EQ(f[F::loads_per_point], 1) << read;
+    EXPECT_EQ(f[F::gather_loads_per_point], read == kTransposed ? 1 : 0) << read;
+    // Gathered lanes are not vector loads of the block.
+    EXPECT_EQ(f[F::block_loads], read == kTransposed ? 0 : 1) << read;
+  }
+}
+
 // Gathers per point of f(x, y), vectorized along x, defined by `define` (over inputs a
 // and b, 64 x 64), with the Func decided after f inlined or computed at root.
 double clamp_gathers(const std::function<void(Halide::Func, Halide::ImageParam, Halide::ImageParam,
