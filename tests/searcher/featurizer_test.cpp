@@ -72,6 +72,26 @@ TEST(Featurizer, ComputesHandCheckedValuesForARootStage) {
   EXPECT_EQ(g[InvariantFeature::access_pointwise], 1);
 }
 
+// What Funcs after the output are decided as, for vectorized_output_features.
+enum class Rest { kUndecided, kInlined, kAtRoot };
+
+// Stage 0 of the output `out` computed at root, vectorized by 16 along its innermost
+// variable and serial otherwise (the next Func, if any, decided as `rest` says).
+StageFeatures vectorized_output_features(Halide::Func out, Rest rest = Rest::kUndecided) {
+  Halide::Pipeline p(out);
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+  const Featurizer fz(graph);
+  ScheduleState s(graph);
+  FuncDecision d = testing::root_decision(s, false);
+  d.stages[0].inner[0] = 16;  // one vector of the innermost variable
+  s.decide(d);
+  if (rest != Rest::kUndecided && s.num_decided() < static_cast<int>(graph->funcs.size())) {
+    s.decide(rest == Rest::kInlined ? testing::inline_decision()
+                                    : testing::root_decision(s, false));
+  }
+  return fz.featurize(s).stages[0];
+}
+
 // A row of a table picked per x by a lookup: out(k, x) = table(k, idx(x)). A vector along
 // k loads the row densely (bgu's transform along its coefficients); the same read in
 // out(x, k), vectorized along x, gathers a row per lane.
@@ -91,14 +111,7 @@ TEST(Featurizer, AGatheredIndexGathersOnlyAlongTheVariableItReads) {
     }
     table.set_estimates({{0, 16}, {0, 64}});
     idx.set_estimates({{0, 256}});
-    Pipeline p(out);
-    auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
-    const Featurizer fz(graph);
-    ScheduleState s(graph);
-    FuncDecision d = testing::root_decision(s, false);
-    d.stages[0].inner[0] = 16;  // one vector of the innermost variable
-    s.decide(d);
-    const StageFeatures &f = fz.featurize(s).stages[0];
+    const StageFeatures f = vectorized_output_features(out);
     EXPECT_EQ(f[F::loads_per_point], 2) << along_k;
     EXPECT_EQ(f[F::gather_loads_per_point], along_k ? 0 : 1);
     // A vector: one index, and 16 table values (one row along k, one per row along x).
@@ -120,14 +133,7 @@ TEST(Featurizer, AReadAcrossRowsAlongTheVectorGathers) {
     out(x, y) = read == kTransposed ? in(y, x) : read == kStrideTwo ? in(2 * x, y) : in(x, y);
     in.set_estimates({{0, 128}, {0, 64}});
     out.set_estimates({{0, 64}, {0, 64}});
-    Pipeline p(out);
-    auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
-    const Featurizer fz(graph);
-    ScheduleState s(graph);
-    FuncDecision d = testing::root_decision(s, false);
-    d.stages[0].inner[0] = 16;
-    s.decide(d);
-    const StageFeatures &f = fz.featurize(s).stages[0];
+    const StageFeatures f = vectorized_output_features(out);
     EXPECT_EQ(f[F::loads_per_point], 1) << read;
     EXPECT_EQ(f[F::gather_loads_per_point], read == kTransposed ? 1 : 0) << read;
     // Gathered lanes are not vector loads of the block.
@@ -148,17 +154,8 @@ double clamp_gathers(const std::function<void(Halide::Func, Halide::ImageParam, 
   a.set_estimates({{0, 64}, {0, 65}});
   b.set_estimates({{0, 64}, {0, 65}});
   f.set_estimates({{0, 64}, {0, 64}});
-  Pipeline p(f);
-  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
-  const Featurizer fz(graph);
-  ScheduleState s(graph);
-  FuncDecision d = testing::root_decision(s, false);
-  d.stages[0].inner[0] = 16;
-  s.decide(d);
-  if (s.num_decided() < static_cast<int>(graph->funcs.size())) {
-    s.decide(inline_next ? testing::inline_decision() : testing::root_decision(s, false));
-  }
-  return fz.featurize(s).stages[0][F::gather_loads_per_point];
+  return vectorized_output_features(
+      f, inline_next ? Rest::kInlined : Rest::kAtRoot)[F::gather_loads_per_point];
 }
 
 // Halide splits a vectorized loop at the edges of a hand-written clamp (dense vectors in
