@@ -26,8 +26,9 @@ struct AnalyticModelOptions {
   double cycles_per_load = 0.5;        // two load ports
   double cycles_per_store = 1.0;       // one store port: a point's value, or a vector's
   // Gathers and scalarized loads, per lane: Halide 14 emits a scalar load and an insert
-  // into the vector for each (read in its assembly for a transposed read). Ranking of the
-  // suite's measured candidates: 75.6% with 1 cycle, 77.6 with 1.5, 77.9 with 2, 76.8 with 3.
+  // into the vector for each (read in its assembly for a transposed read and a table
+  // lookup). Ranking of the suite's measured candidates, transposed reads counted as
+  // gathers: 76.4% with 1 cycle, 77.6 with 1.5, 77.9 with 2, 76.8 with 3.
   double cycles_per_gathered_lane = 2.0;
   double cycles_per_block = 1.0;          // loop overhead per innermost block
   // The round trip of a dependence carried from one block to the next (featurizer.h's
