@@ -214,14 +214,13 @@ struct Folded {
 // 78.9% to 84.5% (`Featurizer.AReadAcrossRowsAlongTheVectorGathers`).
 bool gathers_along_vectors(const ReadGroup &g) {
   const Access &a = g.shape;
-  // Affine index d moves with the vectorized variable (a gathered index's row is zeros).
-  auto moves_along_vectors = [&a](size_t d) {
-    return !a.coefficients[d].empty() && a.coefficients[d][0] != 0;
-  };
   for (size_t d = 0; d < a.affine.size(); ++d) {
     if (!a.affine[d] && (a.index_vars[d] & 1)) return true;
-    if (d > 0 && moves_along_vectors(d)) return true;
-    if (d < 64 && (g.shared_clamps >> d & 1) && moves_along_vectors(d)) return true;
+    // An affine index moving with the vectorized variable (a gathered index's row is
+    // zeros): across rows every lane reads another row; along the innermost dimension
+    // only a shared clamp makes the lanes gather.
+    const bool moves = !a.coefficients[d].empty() && a.coefficients[d][0] != 0;
+    if (moves && (d > 0 || (g.shared_clamps & 1))) return true;
   }
   return false;
 }
