@@ -282,13 +282,13 @@ Region output_region(const HI::Function &fn) {
   return r;
 }
 
-// Walks consumers before producers: each Func's root region is the union of what its
-// consumers' stages need, plus what its own updates write.
-void compute_root_regions(PipelineGraph &g, const std::map<std::string, HI::Function> &env) {
-  std::vector<Region> required(g.funcs.size());
+// Each Func's region when the outputs cover `required` (indexed like funcs; empty for the
+// others): walking consumers before producers, the union of what its consumers' stages
+// need, plus what its own updates write. A read whose bounds are not derived takes the
+// producer's root region (its whole region where that is not known yet).
+std::vector<Region> required_regions(const PipelineGraph &g, std::vector<Region> required) {
   for (size_t i = 0; i < g.funcs.size(); ++i) {
-    FuncNode &f = g.funcs[i];
-    if (f.is_output) required[i] = output_region(env.at(f.name));
+    const FuncNode &f = g.funcs[i];
     if (required[i].empty()) required[i] = Region(f.dimensions);  // nobody reads it
     // Data-dependent writes fall back to what is required so far.
     const Region so_far = required[i];
@@ -298,9 +298,8 @@ void compute_root_regions(PipelineGraph &g, const std::map<std::string, HI::Func
         for (int d = 0; d < f.dimensions; ++d) required[i][d].include(wrote[d]);
       }
     }
-    f.root_region = required[i];
     for (const StageNode &s : f.stages) {
-      const Region loops = s.loop_region(f.root_region);
+      const Region loops = s.loop_region(required[i]);
       for (const Footprint &fp : s.footprints) {
         const int p = g.find(fp.producer());
         const Region whole =
@@ -309,6 +308,38 @@ void compute_root_regions(PipelineGraph &g, const std::map<std::string, HI::Func
         if (required[p].empty()) required[p] = Region(fp.dimensions());
         for (int d = 0; d < fp.dimensions(); ++d) required[p][d].include(need[d]);
       }
+    }
+  }
+  return required;
+}
+
+void compute_root_regions(PipelineGraph &g, const std::map<std::string, HI::Function> &env) {
+  std::vector<Region> outputs(g.funcs.size());
+  for (size_t i = 0; i < g.funcs.size(); ++i) {
+    if (g.funcs[i].is_output) outputs[i] = output_region(env.at(g.funcs[i].name));
+  }
+  const std::vector<Region> regions = required_regions(g, std::move(outputs));
+  for (size_t i = 0; i < g.funcs.size(); ++i) g.funcs[i].root_region = regions[i];
+}
+
+// Sets FuncNode::extent_follows_outputs: the outputs' regions grow in every dimension and
+// the regions the Funcs then need are compared with their root regions.
+void mark_output_sized_dimensions(PipelineGraph &g) {
+  constexpr int64_t kGrowth = 64;
+  std::vector<Region> grown(g.funcs.size());
+  for (size_t i = 0; i < g.funcs.size(); ++i) {
+    if (!g.funcs[i].is_output) continue;
+    grown[i] = g.funcs[i].root_region;
+    for (Span &sp : grown[i]) {
+      if (!sp.empty()) sp.max += kGrowth;
+    }
+  }
+  grown = required_regions(g, std::move(grown));
+  for (size_t i = 0; i < g.funcs.size(); ++i) {
+    FuncNode &f = g.funcs[i];
+    f.extent_follows_outputs.assign(f.root_region.size(), false);
+    for (size_t d = 0; d < f.root_region.size(); ++d) {
+      f.extent_follows_outputs[d] = grown[i][d].extent() != f.root_region[d].extent();
     }
   }
 }
@@ -577,6 +608,7 @@ PipelineGraph analyze_pipeline(Halide::Pipeline &pipeline) {
     }
   }
   compute_root_regions(graph, env);
+  mark_output_sized_dimensions(graph);
   mark_overcompute_hazards(graph);
   mark_round_up_hazards(graph);
   mark_size_keeping_reads(graph);

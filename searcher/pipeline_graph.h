@@ -97,6 +97,11 @@ struct FuncNode {
   std::vector<int> consumers;
   // The region computed when every Func is computed at root for the estimated outputs.
   Region root_region;
+  // Per dimension: whether its extent there grows with the outputs' extents. Halide knows
+  // such an extent only as an expression of the output buffers the caller passes in; the
+  // others come from reduction domains, constant offsets and clamps (resnet50's channels,
+  // fixed by the weights' shapes), and Halide knows them as constants.
+  std::vector<bool> extent_follows_outputs;
   // Which Funcs (indexed like PipelineGraph::funcs) need more than their root region when
   // this one is computed over more than its own: the producers it reads at indices that
   // follow its own (no boundary condition clamps them), and theirs.

@@ -448,14 +448,15 @@ struct BlockMemory {
 
 // LLVM keeps a block's accumulators in registers across the serial loop only where it can
 // tell their addresses apart: offsets along the innermost storage dimension are constants,
-// but those along another dimension are multiples of its stride, a constant only in a
-// buffer of constant size (`constant_strides`: computed inside whole tiles). conv_layer's
-// update at root, a block of 16 x 4 x 4 (co, x, n) points, loaded and stored every
-// accumulator per reduction step and ran 286 ms; blocks of one or two vectors along co
-// kept theirs in registers, and in a tile-sized buffer so did a block of 32 x 4 (65 ms).
+// but those along dimension d are multiples of its stride, the product of the extents of
+// the dimensions below d: a constant only where Halide knows each of those extents as one
+// (`constant_stride_dims`, constant_stride_dimensions). conv_layer's update at root, a
+// block of 16 x 4 x 4 (co, x, n) points, loaded and stored every accumulator per reduction
+// step and ran 286 ms; blocks of one or two vectors along co kept theirs in registers, and
+// in a tile-sized buffer so did a block of 32 x 4 (65 ms).
 BlockMemory block_memory(const std::vector<Loop> &loops, int serial, const StageNode &stage,
                          const std::vector<ReadGroup> &groups, int f, double vectors_per_vw,
-                         int registers, bool constant_strides) {
+                         int registers, int constant_stride_dims) {
   // Registers or loads one read takes over the block (the loops after `serial`): per
   // native vector along a vectorized variable, times each unrolled loop its index moves with.
   auto count = [&](const ReadGroup *g, bool stored_values) {
@@ -492,32 +493,46 @@ BlockMemory block_memory(const std::vector<Loop> &loops, int serial, const Stage
     for (int v : loops[serial].vars) out.carried = out.carried || v >= stage.num_pure;
   }
   // The accumulators, the broadcast value and one loaded vector (BLAS-style blocks).
-  bool across_rows = false;  // accumulators along a storage dimension but the innermost
+  bool apart = true;  // every accumulator's offset from the first is a known constant
   for (size_t i = serial + 1; i < loops.size(); ++i) {
     if (loops[i].extent <= 1) continue;
-    for (int v : loops[i].vars) across_rows = across_rows || (v > 0 && v < stage.num_pure);
+    for (int v : loops[i].vars) {
+      if (v < stage.num_pure) apart = apart && stage.pure_dims[v] < constant_stride_dims;
+    }
   }
-  out.in_registers =
-      invariant && out.accumulators + 2 <= registers && (constant_strides || !across_rows);
+  out.in_registers = invariant && out.accumulators + 2 <= registers && apart;
   const double per_pass = out.in_registers ? 1.0 / static_cast<double>(loops[serial].extent) : 1.0;
   out.loads += own_loads * per_pass;
   out.stores *= per_pass;
   return out;
 }
 
-// Whether Halide knows f's buffer's extents, so its strides, as constants: f is stored
-// inside a loop whose enclosing tiles are all whole (schedule_directives.cpp's
-// whole_tiles, no partial last tile). At root, in an output, or inside guarded tiles they
-// are symbolic.
-bool constant_size_storage(const ScheduleState &state, int f) {
+// How many of f's storage dimensions, innermost first, have a stride Halide knows as a
+// constant: the innermost always (stride 1); dimension d when the extents of all below it
+// are constants. Where f is stored inside a loop whose enclosing tiles are all whole
+// (schedule_directives.cpp's whole_tiles, no partial last tile), an extent is a constant
+// when a tile bounds it to less than f's whole region, or when the whole region's extent
+// does not follow the outputs' (FuncNode::extent_follows_outputs); a dimension the storage
+// spans whole otherwise has an extent of the output buffers the caller passes in
+// (conv_layer's conv stored per task of a parallel loop over rows: one allocation of every
+// channel, each row's stride unknown). At root, in an output, or inside guarded tiles
+// every extent is symbolic.
+int constant_stride_dimensions(const ScheduleState &state, int f) {
   const FuncDecision &d = state.decision(f);
-  if (d.placement != Placement::kAt || d.store_at.is_root() || state.graph().funcs[f].is_output)
-    return false;
-  if (d.store_at.stage != 0 || !whole_tiles(state, d.store_at.func)) return false;
+  const FuncNode &node = state.graph().funcs[f];
+  if (d.placement != Placement::kAt || d.store_at.is_root() || node.is_output) return 1;
+  if (d.store_at.stage != 0 || !whole_tiles(state, d.store_at.func)) return 1;
   for (const LoopRef &ref : state.enclosing_loops(d.store_at)) {
-    if (state.bounds(ref.func).loops[ref.stage][ref.loop].has_tail) return false;
+    if (state.bounds(ref.func).loops[ref.stage][ref.loop].has_tail) return 1;
   }
-  return true;
+  const Region &stored = state.bounds(f).store_region;
+  int dims = 1;
+  while (dims < static_cast<int>(stored.size()) &&
+         (stored[dims - 1].extent() < node.root_region[dims - 1].extent() ||
+          !node.extent_follows_outputs[dims - 1])) {
+    ++dims;
+  }
+  return dims;
 }
 
 // Bytes of the stage's own Func written over a box of its loop variables.
@@ -727,7 +742,7 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
 
   // Where its stages find its own values: the cache that holds one allocation.
   const double alloc = allocation_bytes(state, f);
-  const bool constant_strides = constant_size_storage(state, f);
+  const int constant_stride_dims = constant_stride_dimensions(state, f);
   const int own_values = own_level(state, m, f);
   FuncFeatures out;
   out.stages.resize(node.stages.size());
@@ -846,7 +861,7 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     const double block_vectors = vw > 1 ? unroll * vectors_per_vw : unroll;
     const int serial = L >= 0 && loops[L].kind != LoopKind::kInner ? L : -1;
     const BlockMemory memory = block_memory(loops, serial, stage, groups, f, vectors_per_vw,
-                                            vector_registers(m.vector_bits), constant_strides);
+                                            vector_registers(m.vector_bits), constant_stride_dims);
     const Traffic &per_task = reads[own_parallel ? 1 : 0];
 
     set(ScheduledFeature::decided, 1);

@@ -150,7 +150,7 @@ namespace protuner {
   X(block_accumulators, "vector registers of the values one innermost block computes", "registers") \
   X(accumulators_in_registers, "1 when an update's own values stay in registers across the " \
     "serial loop around its block: they fit, and LLVM tells their addresses apart (one row, "  \
-    "or a buffer of constant size)", "flag")                                                 \
+    "or rows whose stride Halide knows as a constant)", "flag")                              \
   X(block_waits_for_previous, "1 when each iteration of that serial loop needs the values "  \
     "the one before computed (an update reading its own values along a reduction loop)", "flag")
 // clang-format on

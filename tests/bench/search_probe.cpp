@@ -9,12 +9,15 @@
 //
 // Usage: search_probe APP [--algorithms beam,greedy,mcts_1s] [--seconds 20] [--seed 1]
 //                         [--out DIR] [--schedule FILE]... [--features NAME,...]
-//                         [--machine host|reference]
+//                         [--machine host|reference] [--assembly DIR]
 // --features prints, per file, those scheduled features (featurizer.h names) of each stage:
 // where the model's time for a stage comes from, to set beside a profile of the schedule.
 // --machine reference models the machine class the training data was measured on
 // (MachineModel's defaults, as `protuner evaluate` does) instead of this host.
-// APP is a suite app name (library libprotuner_app_APP.so in the build's lib/).
+// --assembly writes, per file, the code Halide compiles the schedule to (DIR/NAME.s, for the
+// host target) and the statement it lowers it to (DIR/NAME.stmt): whether an accumulator stays in
+// registers, or a gather is one instruction, is read there, not guessed from runtimes. APP is a
+// suite app name (library libprotuner_app_APP.so in the build's lib/).
 #include <Halide.h>
 
 #include <chrono>
@@ -60,8 +63,9 @@ std::string read_file(const std::string &path) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::cerr << "usage: search_probe APP [--algorithms a,b] [--seconds S] [--seed N] [--out DIR] "
-                 "[--schedule FILE]... [--features NAMES] [--machine host|reference]\n";
+    std::cerr
+        << "usage: search_probe APP [--algorithms a,b] [--seconds S] [--seed N] [--out DIR] "
+           "[--schedule FILE]... [--features NAMES] [--machine host|reference] [--assembly DIR]\n";
     return 2;
   }
   const std::string app = argv[1];
@@ -71,6 +75,7 @@ int main(int argc, char **argv) {
   uint64_t seed = 1;
   bool reference_machine = false;
   std::string out_dir = "search-probe-out";
+  std::string assembly_dir;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--algorithms") {
@@ -83,6 +88,8 @@ int main(int argc, char **argv) {
       out_dir = value;
     } else if (flag == "--schedule") {
       files.push_back(value);
+    } else if (flag == "--assembly") {
+      assembly_dir = value;
     } else if (flag == "--features") {
       feature_names = split(value);
     } else if (flag == "--machine") {
@@ -215,6 +222,15 @@ int main(int argc, char **argv) {
       std::cerr << "\n"
                 << file << " as Halide source:\n"
                 << schedule_source(schedule_from_json(read_file(file), graph), app) << "\n";
+      if (!assembly_dir.empty()) {
+        std::filesystem::create_directories(assembly_dir);
+        const std::string base =
+            (std::filesystem::path(assembly_dir) / std::filesystem::path(file).stem()).string();
+        Halide::Pipeline &p = fresh.pipeline();
+        p.compile_to_assembly(base + ".s", p.infer_arguments(), app, target);
+        p.compile_to_lowered_stmt(base + ".stmt", p.infer_arguments(), Halide::Text, target);
+        std::cerr << file << " compiled to " << base << ".s and .stmt\n";
+      }
     }
     if (!files.empty()) {
       AppInstance expert = AppInstance::create(instance.spec(), target, {{"expert", "true"}});

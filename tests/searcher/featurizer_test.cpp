@@ -410,25 +410,38 @@ TEST(Featurizer, CountsTheLoadsAndStoresOfARegisterBlock) {
   EXPECT_EQ(in_memory[F::block_waits_for_previous], 0);  // the next block sums other rows
 }
 
-// The same block of 4 rows in prod, computed per tile of 8 whole rows of c = prod: a
-// buffer of constant size, whose rows LLVM tells apart, so the block stays in registers.
-TEST(Featurizer, ABlockAcrossRowsOfAConstantSizeBufferStaysInRegisters) {
+// The same block of 4 rows in prod, computed per tile of 8 rows of c = prod, c's tile
+// `columns` wide: LLVM keeps the block in registers only where it can tell the rows apart,
+// in a buffer whose row stride Halide knows as a constant.
+StageFeatures block_in_tile(int columns) {
   const auto graph = testing::graph_of(testing::matmul_copy_pipeline(64));
   const Featurizer fz(graph);
   ScheduleState s(graph);
   FuncDecision c = testing::root_decision(s, false);
-  c.stages[0].tile = {64, 8};
+  c.stages[0].tile = {columns, 8};
   s.decide(c);
   FuncDecision prod = testing::root_decision(s, false);
   prod.placement = Placement::kAt;
-  prod.compute_at = prod.store_at = LoopRef{0, 0, 0};
+  // Inside c's innermost tile loop: of y alone for whole rows, of x inside y's otherwise.
+  prod.compute_at = prod.store_at = LoopRef{0, 0, columns < 64 ? 1 : 0};
   prod.stages[1].inner = {32, 4};
-  prod.stages[1].tile = {64, 8};
+  prod.stages[1].tile = {columns, 8};
   s.decide(prod);
-  const StageFeatures update = fz.featurize(s).stages[2];
-  EXPECT_EQ(update[F::block_accumulators], 8);
-  EXPECT_EQ(update[F::accumulators_in_registers], 1);
-  EXPECT_FLOAT_EQ(update[F::block_stores], 8.0f / 64);
+  return fz.featurize(s).stages[2];
+}
+
+TEST(Featurizer, ABlockAcrossRowsStaysInRegistersWhereTheRowStrideIsAConstant) {
+  // Tiles 32 columns wide: 32 x 8 floats (Halide 14 allocates prod[float32 * 256]).
+  const StageFeatures tiled = block_in_tile(32);
+  EXPECT_EQ(tiled[F::block_accumulators], 8);
+  EXPECT_EQ(tiled[F::accumulators_in_registers], 1);
+  EXPECT_FLOAT_EQ(tiled[F::block_stores], 8.0f / 64);
+  // Tiles of whole rows: every column of the output, a width the caller passes in
+  // (prod[float32 * c.extent.0 * 8]); the compiled loop loads and stores all 8 sums every k.
+  const StageFeatures whole_rows = block_in_tile(64);
+  EXPECT_EQ(whole_rows[F::block_accumulators], 8);
+  EXPECT_EQ(whole_rows[F::accumulators_in_registers], 0);
+  EXPECT_EQ(whole_rows[F::block_stores], 8);
 }
 
 // Parallel tiles of 4 of 5 rows: tasks of 4 rows and of 1, which keep two cores busy

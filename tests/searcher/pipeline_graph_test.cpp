@@ -140,6 +140,28 @@ TEST(PipelineGraph, MarksFuncsWhoseReadsKeepABoxsExtents) {
                                                 {"thirds", false}}));
 }
 
+// A matrix product reads a(k, y) over a reduction domain of constant size and over the
+// output's rows, b(x, k) the other way round: Halide 14 allocates their copies at root as
+// [64 x c.extent.1] and [c.extent.0 x 64], extents it knows only from the output buffer
+// where they follow the output's.
+TEST(PipelineGraph, MarksTheExtentsThatFollowTheOutputs) {
+  Halide::ImageParam a(Halide::Float(32), 2, "a"), b(Halide::Float(32), 2, "b");
+  Var x("x"), y("y");
+  Halide::RDom k(0, 64, "k");
+  Func c("c");
+  c(x, y) = 0.0f;
+  c(x, y) += a(k, y) * b(x, k);
+  a.set_estimates({{0, 64}, {0, 128}});
+  b.set_estimates({{0, 256}, {0, 64}});
+  c.set_estimates({{0, 256}, {0, 128}});
+  Halide::Pipeline p(c);
+  const PipelineGraph g = analyze_pipeline(p);
+  std::map<std::string, std::vector<bool>> follows;
+  for (const FuncNode &f : g.funcs) follows[stable_func_name(f.name)] = f.extent_follows_outputs;
+  EXPECT_EQ(follows, (std::map<std::string, std::vector<bool>>{
+                         {"c", {true, true}}, {"a_im", {false, true}}, {"b_im", {true, false}}}));
+}
+
 TEST(PipelineGraph, UpdateStagesCarryReductionDomainsAndDataDependentWrites) {
   Func hist("hist"), out("out");
   Var x("x");
