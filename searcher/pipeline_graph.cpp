@@ -285,7 +285,7 @@ Region output_region(const HI::Function &fn) {
 // Each Func's region when the outputs cover `required` (indexed like funcs; empty for the
 // others): walking consumers before producers, the union of what its consumers' stages
 // need, plus what its own updates write. A read whose bounds are not derived takes the
-// producer's root region (its whole region where that is not known yet).
+// producer's root region (no bound while the root regions themselves are computed).
 std::vector<Region> required_regions(const PipelineGraph &g, std::vector<Region> required) {
   for (size_t i = 0; i < g.funcs.size(); ++i) {
     const FuncNode &f = g.funcs[i];

@@ -15,9 +15,10 @@
 // --machine reference models the machine class the training data was measured on
 // (MachineModel's defaults, as `protuner evaluate` does) instead of this host.
 // --assembly writes, per file, the code Halide compiles the schedule to (DIR/NAME.s, for the
-// host target) and the statement it lowers it to (DIR/NAME.stmt): whether an accumulator stays in
-// registers, or a gather is one instruction, is read there, not guessed from runtimes. APP is a
-// suite app name (library libprotuner_app_APP.so in the build's lib/).
+// host target) and the statement it lowers it to (DIR/NAME.stmt): whether an accumulator
+// stays in registers, or a gather is one instruction, is read there, not guessed from
+// runtimes.
+// APP is a suite app name (library libprotuner_app_APP.so in the build's lib/).
 #include <Halide.h>
 
 #include <chrono>
