@@ -228,8 +228,10 @@ int main(int argc, char **argv) {
         const std::string base =
             (std::filesystem::path(assembly_dir) / std::filesystem::path(file).stem()).string();
         Halide::Pipeline &p = fresh.pipeline();
-        p.compile_to_assembly(base + ".s", p.infer_arguments(), app, target);
-        p.compile_to_lowered_stmt(base + ".stmt", p.infer_arguments(), Halide::Text, target);
+        // One lowering writes both.
+        p.compile_to({{Halide::OutputFileType::assembly, base + ".s"},
+                      {Halide::OutputFileType::stmt, base + ".stmt"}},
+                     p.infer_arguments(), app, target);
         std::cerr << file << " compiled to " << base << ".s and .stmt\n";
       }
     }
