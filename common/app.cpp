@@ -20,13 +20,23 @@ std::mutex &registry_mutex() {
   return m;
 }
 
-// Halide 14 builds a generator's Pipeline only through a protected virtual. A pointer to
-// that member, formed inside a derived class, may be called on any generator.
+// Halide 14 configures a generator and builds its Pipeline only through protected
+// virtuals. Pointers to those members, formed inside a derived class, may be called on any
+// generator. configure() (where a generator may add inputs or set their types from its
+// params) must run after the params are set and before the pipeline is built, as Halide's
+// own driver runs it; a generator without one has an empty default.
 struct PipelineBuilder : Halide::Internal::GeneratorBase {
+  static void configure(Halide::Internal::GeneratorBase &g) {
+    (g.*(&PipelineBuilder::call_configure))();
+  }
   static Halide::Pipeline build(Halide::Internal::GeneratorBase &g) {
     return (g.*(&PipelineBuilder::build_pipeline))();
   }
 };
+
+// Halide 14's built-in GeneratorParam that tells a generator an autoscheduler will
+// schedule it.
+constexpr char kAutoScheduleParam[] = "auto_schedule";
 
 std::vector<std::string> registered_generators() {
   auto names = Halide::Internal::GeneratorRegistry::enumerate();
@@ -83,7 +93,7 @@ Halide::Pipeline &AppInstance::pipeline() { return impl_->pipeline; }
 const Halide::Target &AppInstance::target() const { return impl_->target; }
 
 AppInstance AppInstance::create(const AppSpec &spec, const Halide::Target &target,
-                                const std::map<std::string, std::string> &extra_params) {
+                                GeneratorSchedule schedule) {
   const std::string who =
       "app '" + spec.name + "' (generator '" + spec.generator + "' in '" + spec.library + "')";
   const GeneratorLibrary &lib = GeneratorLibrary::load(spec.library);
@@ -93,9 +103,14 @@ AppInstance AppInstance::create(const AppSpec &spec, const Halide::Target &targe
     throw AppLoadError(who + ": the library has no generator '" + spec.generator +
                        "'; it has: " + have);
   }
+  if (spec.params.count(kAutoScheduleParam)) {
+    throw AppLoadError(who + ": the generator param '" + std::string(kAutoScheduleParam) +
+                       "' is protuner's to set (true for every schedule but the generator's "
+                       "own): remove it from the app's params");
+  }
   Halide::Internal::GeneratorParamsMap params;
   for (const auto &[k, v] : spec.params) params[k] = v;
-  for (const auto &[k, v] : extra_params) params[k] = v;
+  params[kAutoScheduleParam] = schedule == GeneratorSchedule::kOwn ? "false" : "true";
 
   auto impl = std::make_unique<Impl>();
   impl->target = target;
@@ -112,6 +127,7 @@ AppInstance AppInstance::create(const AppSpec &spec, const Halide::Target &targe
     throw AppLoadError(who + ": bad generator parameter: " + e.what());
   }
   try {
+    PipelineBuilder::configure(*impl->generator);
     impl->pipeline = PipelineBuilder::build(*impl->generator);
   } catch (const Halide::Error &e) {
     throw AppLoadError(who + ": building the pipeline failed: " + e.what());

@@ -47,6 +47,15 @@ class GeneratorLibrary {
   std::vector<std::string> generators_;
 };
 
+// Which schedule a generator applies to the pipeline it builds. Halide's contract with
+// autoschedulers: a generator driver that runs an autoscheduler builds the generator with
+// the built-in GeneratorParam auto_schedule=true, and the generator then applies no
+// schedule of its own (`if (!auto_schedule) { ...hand schedule... }`), only estimates.
+enum class GeneratorSchedule {
+  kUnscheduled,  // auto_schedule=true: the pipeline every other schedule is applied to
+  kOwn,          // auto_schedule=false: the generator's own (hand-written) schedule
+};
+
 // One instantiated generator with its pipeline built. It owns the generator, so the
 // pipeline's Funcs and input Parameters stay valid as long as it lives. Each instance has
 // its own Funcs: schedule one instance, not several views of one.
@@ -54,12 +63,12 @@ class GeneratorLibrary {
 // Not thread-safe; use one instance per thread. Movable, not copyable.
 class AppInstance {
  public:
-  // Loads the library, creates the generator for `target` with the spec's params and the
-  // extra params (which win over the spec's), and builds its pipeline (the generator's own
-  // schedule() runs: pass {"expert","true"} for an app's expert schedule). Throws AppLoadError
-  // naming the app and what is wrong (missing generator, unknown parameter, build error).
+  // Loads the library, creates the generator for `target` with the spec's params and
+  // auto_schedule as `schedule` says, and builds its pipeline. Throws AppLoadError naming
+  // the app and what is wrong (missing generator, unknown parameter, a spec that sets
+  // auto_schedule itself, build error).
   static AppInstance create(const AppSpec &spec, const Halide::Target &target,
-                            const std::map<std::string, std::string> &extra_params = {});
+                            GeneratorSchedule schedule = GeneratorSchedule::kUnscheduled);
 
   AppInstance(AppInstance &&) noexcept;
   AppInstance &operator=(AppInstance &&) noexcept;

@@ -1,9 +1,11 @@
 #include "common/pipeline_io.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/unscheduled_check.h"
 
 namespace protuner {
 namespace {
@@ -70,11 +72,54 @@ int const_or_throw(const Halide::Expr &e, const std::string &what) {
   return static_cast<int>(*v);
 }
 
-Halide::Buffer<> make_input_buffer(const Halide::Internal::InferredArgument &a) {
-  const EstimatedShape shape = input_estimate(a);
-  Halide::Buffer<> buf(a.arg.type, shape.extents);
+// A buffer of `type` over `shape`, laid out in its storage order.
+Halide::Buffer<> make_buffer(const Halide::Type &type, const EstimatedShape &shape) {
+  Halide::Buffer<> buf = shape.storage_order.empty()
+                             ? Halide::Buffer<>(type, shape.extents)
+                             : Halide::Buffer<>(type, shape.extents, shape.storage_order);
   buf.set_min(shape.mins);
   return buf;
+}
+
+// A constant the generator constrained a buffer property to, or nullopt.
+std::optional<int> constant_constraint(const Halide::Expr &e) {
+  const int64_t *v = e.defined() ? as_const_int(e) : nullptr;
+  if (v == nullptr) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
+// `shape` with the constant min and extent constraints of `buffer` (a buffer Parameter)
+// applied, and the storage order its stride constraints ask for: dimensions constrained to
+// stride 1 first, the others in dimension order. Throws ConfigError when another constant
+// stride constraint does not hold in that layout.
+EstimatedShape constrained(EstimatedShape shape, const Halide::Internal::Parameter &buffer,
+                           const std::string &who) {
+  const int dims = static_cast<int>(shape.extents.size());
+  std::vector<int> unit_stride, other;
+  for (int d = 0; d < dims; ++d) {
+    if (auto min = constant_constraint(buffer.min_constraint(d))) shape.mins[d] = *min;
+    if (auto extent = constant_constraint(buffer.extent_constraint(d))) shape.extents[d] = *extent;
+    (constant_constraint(buffer.stride_constraint(d)) == 1 ? unit_stride : other).push_back(d);
+  }
+  if (unit_stride.empty() || unit_stride.front() == 0) return shape;  // dimension order fits
+  shape.storage_order = unit_stride;
+  shape.storage_order.insert(shape.storage_order.end(), other.begin(), other.end());
+  int64_t stride = 1;
+  std::vector<int64_t> strides(dims);
+  for (int d : shape.storage_order) strides[d] = stride, stride *= shape.extents[d];
+  for (int d = 0; d < dims; ++d) {
+    const auto wanted = constant_constraint(buffer.stride_constraint(d));
+    if (wanted && *wanted != strides[d]) {
+      throw ConfigError(who + " dimension " + std::to_string(d) + " is constrained to stride " +
+                        std::to_string(*wanted) + ", which no dense layout of its estimated " +
+                        "region gives (it would be " + std::to_string(strides[d]) + ")");
+    }
+  }
+  return shape;
+}
+
+Halide::Buffer<> make_input_buffer(const Halide::Internal::InferredArgument &a) {
+  return make_buffer(a.arg.type, input_estimate(a));
 }
 
 void set_scalar_estimate(const Halide::Internal::InferredArgument &a) {
@@ -156,26 +201,40 @@ EstimatedShape input_estimate(const Halide::Internal::InferredArgument &a) {
   EstimatedShape shape;
   for (size_t d = 0; d < region.size(); ++d) {
     const std::string dim = who + " dimension " + std::to_string(d);
+    // A dimension the generator fixed by a constraint needs no estimate.
+    if (!region[d].extent.defined() && constant_constraint(a.param.extent_constraint(d))) {
+      shape.mins.push_back(0);
+      shape.extents.push_back(0);
+      continue;
+    }
     shape.mins.push_back(region[d].min.defined() ? const_or_throw(region[d].min, dim) : 0);
     shape.extents.push_back(const_or_throw(region[d].extent, dim));
   }
-  return shape;
+  return constrained(shape, a.param, who);
 }
 
 EstimatedShape output_estimate(const Halide::Internal::Function &fn) {
   const auto &estimates = fn.schedule().estimates();
+  const auto &bounds = fn.schedule().bounds();
   EstimatedShape shape;
   for (const std::string &arg : fn.args()) {
     const std::string who = "output '" + fn.name() + "' dimension '" + arg + "'";
-    auto it = std::find_if(estimates.begin(), estimates.end(),
-                           [&](const Halide::Internal::Bound &b) { return b.var == arg; });
+    const auto on_arg = [&](const Halide::Internal::Bound &b) { return b.var == arg; };
+    // Func::bound fixes the output's region in that dimension, as a constraint does.
+    auto bound = std::find_if(bounds.begin(), bounds.end(), on_arg);
+    auto it = std::find_if(estimates.begin(), estimates.end(), on_arg);
+    if (bound != bounds.end() && constant_constraint(bound->min) &&
+        constant_constraint(bound->extent)) {
+      it = bound;
+    }
     if (it == estimates.end()) {
       throw ConfigError(who + " has no estimate: give the output set_estimates");
     }
     shape.mins.push_back(it->min.defined() ? const_or_throw(it->min, who) : 0);
     shape.extents.push_back(const_or_throw(it->extent, who));
   }
-  return shape;
+  // Every buffer of a Tuple-valued output has the same region and constraints.
+  return constrained(shape, fn.output_buffers().at(0), "output '" + fn.name() + "'");
 }
 
 Halide::Expr scalar_estimate(const Halide::Internal::InferredArgument &a) {
@@ -207,7 +266,17 @@ Halide::Realization allocate_outputs(Halide::Pipeline &pipeline,
   return Halide::Realization(buffers);
 }
 
+Halide::Realization allocate_estimated_outputs(Halide::Pipeline &pipeline) {
+  std::vector<Halide::Buffer<>> buffers;
+  for (const Halide::Func &f : pipeline.outputs()) {
+    const EstimatedShape shape = output_estimate(f.function());
+    for (const Halide::Type &t : f.output_types()) buffers.push_back(make_buffer(t, shape));
+  }
+  return Halide::Realization(buffers);
+}
+
 void apply_root_schedule(Halide::Pipeline &pipeline) {
+  require_unscheduled(pipeline);
   for (auto &[name, fn] : Halide::Internal::build_environment(output_functions(pipeline))) {
     Halide::Func(fn).compute_root();
   }

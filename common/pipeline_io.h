@@ -20,14 +20,20 @@ struct BoundInput {
   Halide::Buffer<> buffer;  // undefined for scalars
 };
 
-// The constant estimated region of a buffer, one min and extent per dimension.
+// The constant region a buffer is tuned and measured at, one min and extent per dimension,
+// and the order its dimensions are laid out in memory (innermost first).
 struct EstimatedShape {
   std::vector<int> mins, extents;
+  std::vector<int> storage_order;  // empty: dimension order (dimension 0 innermost)
 };
 
-// Estimates as the generator gave them. Each throws ConfigError naming the input or output
-// (and dimension) whose estimate is missing or not a constant. Everything that sizes a
-// pipeline by its estimates (inputs here, bounds in the searcher) reads them through these.
+// The regions a pipeline is tuned and measured at, as RunGen sizes the AOT-compiled
+// generator: the estimates the generator gave, where a constant buffer constraint wins
+// (`dim(d).set_bounds(min, extent)`, and for outputs `Func::bound`), laid out as its
+// stride constraints require (a dimension constrained to stride 1 is innermost, as in an
+// interleaved image). Each throws ConfigError naming the input or output (and dimension)
+// whose estimate is missing or not a constant. Everything that sizes a pipeline by its
+// estimates (inputs and outputs here, bounds in the searcher) reads them through these.
 EstimatedShape input_estimate(const Halide::Internal::InferredArgument &buffer_input);
 EstimatedShape output_estimate(const Halide::Internal::Function &output);
 Halide::Expr scalar_estimate(const Halide::Internal::InferredArgument &scalar_input);
@@ -47,10 +53,14 @@ std::vector<std::vector<int>> estimated_output_extents(Halide::Pipeline &pipelin
 Halide::Realization allocate_outputs(Halide::Pipeline &pipeline,
                                      const std::vector<std::vector<int>> &extents);
 
+// Allocates one buffer per output at its region (output_estimate: mins, extents, layout),
+// where the generator's estimates put it. Throws ConfigError like output_estimate.
+Halide::Realization allocate_estimated_outputs(Halide::Pipeline &pipeline);
+
 // Schedules every Func of the pipeline compute_root: breadth-first, no recompute. Always
 // feasible and simple enough to trust, which makes it the reference other schedules are
 // checked against (Halide's default inlines everything, exponential on deep pipelines).
-// Apply it to a pipeline nothing else has scheduled.
+// Apply it to a pipeline nothing else has scheduled (checked: ConfigError otherwise).
 void apply_root_schedule(Halide::Pipeline &pipeline);
 
 // The first difference between two buffers of the same type and shape, compared bit for

@@ -22,7 +22,7 @@ namespace {
 
 // The baseline every speedup is over, and the fixed columns before the algorithms.
 constexpr const char *kReference = "Adams2019";
-const std::vector<std::string> kFixedColumns{"Adams2019", "Mullapudi2016", "expert", "default"};
+const std::vector<std::string> kFixedColumns{"Adams2019", "Mullapudi2016", "own", "default"};
 
 // One method on one app: its measured result (ok or a failure status), or why there is
 // none (the app did not load, the search threw).
@@ -126,11 +126,11 @@ Row compare_app(CompareRun &run, const SuiteApp &app) {
         run, app.spec, {ScheduleKind::kAutoscheduler, "", name, ""}, autoscheduled));
     std::cout << " " << cell_text(row.cells.back()) << std::endl;
   }
-  row.cells.push_back(measure_schedule(run, app.spec, {ScheduleKind::kExpert}, run.measure));
+  row.cells.push_back(measure_schedule(run, app.spec, {ScheduleKind::kOwn}, run.measure));
   row.cells.push_back(measure_schedule(run, app.spec, {ScheduleKind::kDefault}, run.measure));
-  std::cout << app.spec.name << " / expert " << cell_text(row.cells[2]) << ", default "
+  std::cout << app.spec.name << " / own " << cell_text(row.cells[2]) << ", default "
             << cell_text(row.cells[3]) << std::endl;
-  std::vector<double> reference_ms;  // the expert's and the default's
+  std::vector<double> reference_ms;  // the own schedule's and the default's
   for (const size_t column : {2, 3}) {
     if (const auto ms = runtime(row.cells[column])) reference_ms.push_back(*ms);
   }

@@ -2,7 +2,7 @@
 // per method, it produces and measures, with one IsolatedMeasurer in one run:
 //   Adams2019 and Mullapudi2016 (Halide's autoschedulers, ScheduleKind::kAutoscheduler,
 //   allowed the budget to schedule and compile: a timeout or out-of-memory is their
-//   result), the expert schedule, Halide's default schedule, and each search algorithm
+//   result), the generator's own schedule, Halide's default schedule, and each search algorithm
 //   named (default mcts_cost+real_1s, beam, greedy; search_until, tune.h).
 // It prints runtimes (ms, or the failure: "timeout", "oom", ...) and speedups over
 // Adams2019 with the geometric mean per column, and writes compare.json and compare.csv

@@ -16,7 +16,7 @@ std::string join(const std::vector<int> &v) {
 
 std::string schedule_description(const ScheduleSpec &schedule, const std::string &file) {
   switch (schedule.kind) {
-    case ScheduleKind::kExpert: return "expert";
+    case ScheduleKind::kOwn: return "own";
     case ScheduleKind::kDefault: return "default";
     case ScheduleKind::kRoot: return "root";
     case ScheduleKind::kProtuner: return file.empty() ? "protuner" : "protuner (" + file + ")";

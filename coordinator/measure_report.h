@@ -9,7 +9,7 @@
 
 namespace protuner {
 
-// "expert", "default", "root", "autoscheduler <name>", or "protuner (<file>)" for a
+// "own", "default", "root", "autoscheduler <name>", or "protuner (<file>)" for a
 // schedule file.
 std::string schedule_description(const ScheduleSpec &schedule, const std::string &file = "");
 

@@ -56,7 +56,7 @@ struct MeasureArgs {
   std::string app, suite, library, generator, schedule_file, target = "host", cache_dir;
   std::string autoscheduler, autoscheduler_plugin;  // one of Halide's, and its plugin file
   std::vector<std::string> params;  // k=v
-  bool expert = false, default_schedule = false, root = false;
+  bool own = false, default_schedule = false, root = false;
   bool no_cache = false, json = false;
   std::vector<int> cpus;
   MeasureSettings settings;
@@ -88,13 +88,13 @@ AppSpec measure_app(const MeasureArgs &a) {
 }
 
 ScheduleSpec measure_schedule(const MeasureArgs &a) {
-  const int chosen = !a.schedule_file.empty() + a.expert + a.default_schedule + a.root +
+  const int chosen = !a.schedule_file.empty() + a.own + a.default_schedule + a.root +
                      !a.autoscheduler.empty();
   if (chosen != 1) {
-    throw ConfigError("choose exactly one schedule: --schedule FILE, --expert, --default, --root "
+    throw ConfigError("choose exactly one schedule: --schedule FILE, --own, --default, --root "
                       "or --autoscheduler NAME");
   }
-  if (a.expert) return {ScheduleKind::kExpert, ""};
+  if (a.own) return {ScheduleKind::kOwn, ""};
   if (a.default_schedule) return {ScheduleKind::kDefault, ""};
   if (a.root) return {ScheduleKind::kRoot, ""};
   if (!a.autoscheduler.empty()) {
@@ -160,7 +160,8 @@ int main(int argc, char **argv) {
   TuneArgs tune_args;
   add_tune_options(tune, tune_args);
   auto *compare = cli.add_subcommand(
-      "compare", "Halide's autoschedulers, the expert schedule and our searches, side by side");
+      "compare",
+      "Halide's autoschedulers, the generator's own schedule and our searches, side by side");
   CompareArgs compare_args;
   add_compare_options(compare, compare_args);
 
@@ -175,7 +176,8 @@ int main(int argc, char **argv) {
   measure->add_option("--generator", margs.generator, "generator name in --library");
   measure->add_option("--param", margs.params, "generator param name=value (repeatable)");
   measure->add_option("--schedule", margs.schedule_file, "protuner schedule JSON file");
-  measure->add_flag("--expert", margs.expert, "the app's hand-written schedule");
+  measure->add_flag("--own", margs.own,
+                    "the generator's own schedule (built with auto_schedule=false)");
   measure->add_flag("--default", margs.default_schedule, "Halide's default schedule");
   measure->add_flag("--root", margs.root, "every Func compute_root (the reference schedule)");
   measure->add_option("--autoscheduler", margs.autoscheduler,
@@ -203,6 +205,15 @@ int main(int argc, char **argv) {
                     "refuse to measure when SMT is on");
   measure->add_flag("--no-check", [&](int64_t) { margs.settings.check_output = false; },
                     "do not compare the output with the reference");
+  measure
+      ->add_option_function<std::string>(
+          "--allocator",
+          [&margs](const std::string &name) {
+            margs.settings.allocator = parse_allocator_policy(name);
+          },
+          "malloc the candidate is timed under: platform (glibc's as it comes, as the user's "
+          "program runs it; the default) or pooling (freed memory kept for reuse)")
+      ->check(CLI::IsMember({"platform", "pooling"}));
   measure->add_option("--cache-dir", margs.cache_dir,
                       "reference outputs and cached results (default ~/.cache/protuner)");
   measure->add_flag("--no-cache", margs.no_cache, "measure even when a cached result exists");

@@ -18,6 +18,7 @@
 #include "common/errors.h"
 #include "common/host_target.h"
 #include "common/suite.h"
+#include "common/unscheduled_check.h"
 #include "coordinator/measurement_recorder.h"
 #include "coordinator/text_table.h"
 #include "measurer/isolated_measurer.h"
@@ -56,11 +57,12 @@ struct TuneRun {
 struct AppReport {
   AppSpec spec;
   double budget_minutes = 0;
-  std::optional<MeasureResult> default_result, expert_result;
+  std::optional<MeasureResult> default_result, own_result;
   std::optional<SearchOutcome> outcome;
   int64_t measurements = 0;
-  double seconds = 0;  // the app's clock: search and final measurement
-  std::string error;   // why the app failed; empty when it has a measured schedule
+  CandidateTally candidates;  // how the schedules measured for it fared
+  double seconds = 0;         // the app's clock: search and final measurement
+  std::string error;          // why the app failed; empty when it has a measured schedule
 };
 
 std::optional<MeasureResult> measure_baseline(TuneRun &run, const AppSpec &app, ScheduleKind kind) {
@@ -72,7 +74,7 @@ std::optional<MeasureResult> measure_baseline(TuneRun &run, const AppSpec &app, 
   MeasureResult result = run.measurer.measure(request);
   if (!result.ok()) {
     spdlog::warn("{}: the {} schedule failed to measure: {}: {}", app.name,
-                 kind == ScheduleKind::kExpert ? "expert" : "default", status_name(result.status),
+                 kind == ScheduleKind::kOwn ? "own" : "default", status_name(result.status),
                  result.error.substr(0, result.error.find('\n')));
   }
   return result;
@@ -114,11 +116,17 @@ nlohmann::json calibration_json(const SearchOutcome &o) {
   return {{"samples", o.calibration_samples}, {"term_weights", weights}};
 }
 
+// How the app's schedules fared: counts and the first errors.
+nlohmann::json candidates_json(const CandidateTally &t) {
+  return {{"ok", t.ok}, {"failed", t.failed}, {"first_errors", t.first_errors}};
+}
+
 nlohmann::json result_json(const AppReport &rep, const TuneRun &run) {
   const SearchOutcome &o = *rep.outcome;
   const MeasureResult &best = *o.best_result;
   nlohmann::json j = {
       {"app", rep.spec.name},
+      {"status", "ok"},
       {"generator", rep.spec.generator},
       {"library", rep.spec.library},
       {"params", rep.spec.params},
@@ -127,6 +135,7 @@ nlohmann::json result_json(const AppReport &rep, const TuneRun &run) {
       {"budget_minutes", rep.budget_minutes},
       {"seeds", o.seeds},
       {"measurements", rep.measurements},
+      {"candidates", candidates_json(rep.candidates)},
       {"tuning_seconds", rep.seconds},
       {"runtime_ms", best.timing.min_ms},
       {"median_ms", best.timing.median_ms},
@@ -135,12 +144,13 @@ nlohmann::json result_json(const AppReport &rep, const TuneRun &run) {
       {"predicted_ms", o.best_cost_seconds * 1000},
       {"calibration", calibration_json(o)},
       {"cpus", best.cpus},
+      {"allocator", allocator_policy_name(best.allocator)},
       {"host", host_facts_to_json(best.host)},
       {"default", baseline_json(rep.default_result)},
-      {"expert", baseline_json(rep.expert_result)},
+      {"own", baseline_json(rep.own_result)},
   };
   for (const auto &[key, baseline] : {std::pair{"speedup_over_default", &rep.default_result},
-                                      std::pair{"speedup_over_expert", &rep.expert_result}}) {
+                                      std::pair{"speedup_over_own", &rep.own_result}}) {
     const double ms = runtime_ms(*baseline);
     j[key] = ms > 0 ? nlohmann::json(ms / best.timing.min_ms) : nlohmann::json(nullptr);
   }
@@ -164,13 +174,53 @@ void write_text(const std::filesystem::path &path, const std::string &text) {
   if (!out) throw IoError("cannot write '" + path.string() + "'");
 }
 
-// <out>/<app>/: schedule.h, schedule.json, result.json, trace.csv.
-void write_app_files(const AppReport &rep, const TuneRun &run) {
+// <out>/<app>/, created.
+std::filesystem::path app_dir(const AppReport &rep, const TuneRun &run) {
   const std::filesystem::path dir =
       std::filesystem::path(run.args.out_dir) / folder_for(rep.spec.name);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw IoError("cannot create '" + dir.string() + "': " + ec.message());
+  return dir;
+}
+
+// A failed app's result.json: why it failed and the baselines measured before, so the
+// failure is on record beside the apps that succeeded; no schedule files.
+void write_failure_file(const AppReport &rep, const TuneRun &run) {
+  const nlohmann::json j = {{"app", rep.spec.name},
+                            {"status", "failed"},
+                            {"error", rep.error},
+                            {"generator", rep.spec.generator},
+                            {"library", rep.spec.library},
+                            {"params", rep.spec.params},
+                            {"algorithm", run.algorithm},
+                            {"measurements", rep.measurements},
+                            {"candidates", candidates_json(rep.candidates)},
+                            {"tuning_seconds", rep.seconds},
+                            {"default", baseline_json(rep.default_result)},
+                            {"own", baseline_json(rep.own_result)}};
+  std::filesystem::path dir = app_dir(rep, run);
+  // Schedule files of an earlier run in the same folder would read as this run's result.
+  for (const char *stale : {"schedule.h", "schedule.json", "trace.csv"}) {
+    std::error_code ec;
+    std::filesystem::remove(dir / stale, ec);
+  }
+  write_text(dir / "result.json", j.dump(2) + "\n");
+}
+
+// write_failure_file, logging (not throwing) when it cannot be written: the app has
+// failed already, and the summary says why.
+void record_failure(const AppReport &rep, const TuneRun &run) {
+  try {
+    write_failure_file(rep, run);
+  } catch (const IoError &e) {
+    spdlog::error("{}: {}", rep.spec.name, e.what());
+  }
+}
+
+// <out>/<app>/: schedule.h, schedule.json, result.json, trace.csv.
+void write_app_files(const AppReport &rep, const TuneRun &run) {
+  const std::filesystem::path dir = app_dir(rep, run);
   const ScheduleState &best = *rep.outcome->best;
   write_text(dir / "schedule.h", schedule_source(best, identifier_for(rep.spec.name)));
   write_text(dir / "schedule.json", schedule_to_json(best) + "\n");
@@ -190,17 +240,18 @@ AppReport tune_app(const SuiteApp &app, TuneRun &run) {
   } catch (const std::exception &e) {  // AppLoadError, ConfigError, a Halide::Error analyzing
     rep.error = std::string("cannot load the app: ") + e.what();
     line.finish("failed: " + rep.error);
+    record_failure(rep, run);
     return rep;
   }
-  line.update("measuring the default and expert schedules");
+  line.update("measuring the default schedule and the generator's own");
   rep.default_result = measure_baseline(run, app.spec, ScheduleKind::kDefault);
-  rep.expert_result = measure_baseline(run, app.spec, ScheduleKind::kExpert);
+  rep.own_result = measure_baseline(run, app.spec, ScheduleKind::kOwn);
 
   const double budget_seconds = app.budget_minutes * 60;
   BackendCandidateMeasurer measurer(
       run.candidates, app.spec, "host",
       candidate_measure_settings(run.measure, budget_seconds, run.settings));
-  measurer.stop_line_reference(runtime_ms(rep.expert_result));
+  measurer.stop_line_reference(runtime_ms(rep.own_result));
   measurer.stop_line_reference(runtime_ms(rep.default_result));
   const Clock::time_point start = Clock::now();
   rep.outcome =
@@ -209,10 +260,15 @@ AppReport tune_app(const SuiteApp &app, TuneRun &run) {
                    [&](const LoopProgress &p) { line.update(progress_text(p, budget_seconds)); });
   rep.seconds = seconds_between(start, Clock::now());
   rep.measurements = measurer.measurements();
-  if (!rep.outcome->best) {
-    rep.error = "no schedule measured successfully";
+  rep.candidates = measurer.tally();
+  // An app most of whose schedules failed is not tuned, whatever the fastest of the rest.
+  std::optional<std::string> failure = measurement_failure(rep.candidates);
+  if (!failure && !rep.outcome->best) failure = "no schedule measured successfully";
+  if (failure) {
+    rep.error = *failure;
     for (const auto &e : rep.outcome->errors) rep.error += "; " + e;
     line.finish("failed: " + rep.error);
+    record_failure(rep, run);
     return rep;
   }
   try {
@@ -235,13 +291,13 @@ std::string speedup(const std::optional<MeasureResult> &baseline, const AppRepor
 }
 
 void print_summary(const std::vector<AppReport> &reports, std::ostream &out) {
-  TextTable table({"app", "best ms", "expert ms", "default ms", "vs expert", "vs default"});
+  TextTable table({"app", "best ms", "own ms", "default ms", "vs own", "vs default"});
   for (const AppReport &r : reports) {
     table.add_row(
         {r.spec.name,
          r.error.empty() ? format_fixed(r.outcome->best_result->timing.min_ms, 3) : "failed",
-         runtime_or_status(r.expert_result), runtime_or_status(r.default_result),
-         speedup(r.expert_result, r), speedup(r.default_result, r)});
+         runtime_or_status(r.own_result), runtime_or_status(r.default_result),
+         speedup(r.own_result, r), speedup(r.default_result, r)});
   }
   table.print(out);
   for (const AppReport &r : reports) {
@@ -312,6 +368,7 @@ PreparedApp prepare_app(const AppSpec &spec, int cores) {
   PreparedApp p;
   p.spec = spec;
   p.instance = std::make_shared<AppInstance>(AppInstance::create(spec, target));
+  require_unscheduled(p.instance->pipeline());  // before minutes of search, not after
   p.graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p.instance->pipeline()));
   SearchSpaceOptions options = SearchSpaceOptions::for_target(target);
   // Plan parallelism for the CPUs the schedule is measured (and so tuned) on.
@@ -324,11 +381,8 @@ PreparedApp prepare_app(const AppSpec &spec, int cores) {
 
 MeasureSettings candidate_measure_settings(const MeasureSettings &measure, double budget_seconds,
                                            const TuneSettings &settings) {
-  MeasureSettings out = measure;
-  out.compile_timeout_seconds = std::min(
-      measure.compile_timeout_seconds, std::max(settings.candidate_compile_min_seconds,
-                                                settings.candidate_compile_share * budget_seconds));
-  return out;
+  return with_candidate_compile_limit(measure, budget_seconds, settings.candidate_compile_share,
+                                      settings.candidate_compile_min_seconds);
 }
 
 Clock::time_point search_deadline(Clock::time_point start, double budget_seconds,
@@ -612,6 +666,12 @@ void add_tune_options(CLI::App *cmd, TuneArgs &a, TuneCommand which) {
                   "stop sampling a candidate once its first samples are all slower than this "
                   "many times the fastest measured so far (default 1.2; 0: never)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--allocator", a.allocator,
+                  "malloc candidates are timed under: platform (glibc's as it comes, as the "
+                  "user's program runs them) or pooling (freed memory kept for reuse); "
+                  "recorded in every result")
+      ->check(CLI::IsMember({"platform", "pooling"}))
+      ->capture_default_str();
   cmd->add_option("--dataset", a.dataset,
                   "append every measured candidate to this dataset file, training data for "
                   "`protuner train` (default: <out>/measurements.jsonl)");
@@ -634,6 +694,7 @@ TuneSettings with_args(const TuneSettings &settings, const TuneArgs &args) {
   out.cost_model = CostModelChoice(args.cost_model);
   out.calibrate = out.calibrate && !args.no_calibration;
   if (args.stop_above_best) out.candidate_stop_above_best = *args.stop_above_best;
+  out.measure.allocator = parse_allocator_policy(args.allocator);
   if (out.cost_model.learned()) predict_on_the_calling_thread_only();
   return out;
 }
@@ -652,10 +713,9 @@ int run_tune(const TuneArgs &args, const TuneSettings &tune_settings) {
   run.measure.timing.set_samples(args.samples);
   const HostFacts &host = measurer.host();
   std::cout << "protuner tune: " << apps.size() << " app(s), algorithm " << algorithm
-            << ", cost model " << args.cost_model << ", on "
-            << host.cpu_model << " (" << measurer.cpus().size() << " cpus, SMT " << host.smt
-            << "), results in " << args.out_dir << "/, measurements recorded in " << recorder.path()
-            << std::endl;
+            << ", cost model " << args.cost_model << ", on " << host.cpu_model << " ("
+            << measurer.cpus().size() << " cpus, SMT " << host.smt << "), results in "
+            << args.out_dir << "/, measurements recorded in " << recorder.path() << std::endl;
   std::vector<AppReport> reports;
   for (const SuiteApp &app : apps) reports.push_back(tune_app(app, run));
   std::cout << "\n";

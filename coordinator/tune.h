@@ -1,5 +1,5 @@
 // `protuner tune` and `protuner local`: tune apps on this machine. Per app: analyze the
-// pipeline for the host target, measure Halide's default and the expert schedule as the
+// pipeline for the host target, measure Halide's default and the generator's own schedule as the
 // yardsticks, then run a search algorithm (search_registry.h) again and again with new
 // seeds until the app's budget is spent, measuring every run's best schedule in an
 // isolated child (one IsolatedMeasurer for the whole run), and keep the fastest measured.
@@ -24,6 +24,7 @@
 #include "searcher/cost/machine_model.h"
 #include "searcher/pipeline_graph.h"
 #include "searcher/schedule_state.h"
+#include "searcher/search/measured_candidates.h"
 #include "searcher/search/model_seed.h"
 #include "searcher/search_space.h"
 #include "searcher/seed_schedules.h"
@@ -38,15 +39,9 @@ class BackendCandidateMeasurer;
 
 // Every tunable of a tuning run, in one place.
 struct TuneSettings {
-  // How candidates and baselines are measured: the farm's settings, except a shorter
-  // compile limit, since a candidate that needs minutes to compile is never a winner and
-  // a budget is minutes (MeasureSettings' 300 s would eat a 2-minute budget twice).
-  MeasureSettings measure = [] {
-    MeasureSettings s;
-    s.compile_timeout_seconds = 120;
-    s.run_timeout_seconds = 60;
-    return s;
-  }();
+  // How candidates and baselines are measured (search_measure_settings,
+  // measured_candidates.h).
+  MeasureSettings measure = search_measure_settings();
   // The reserve: a search stops this long before the app's budget ends, so measuring its
   // best schedule (one compile, typically 1-20 s, plus warm-up and 10 samples of 50 ms)
   // still fits in the budget. A share of the budget within [min, max], and never more
@@ -56,11 +51,10 @@ struct TuneSettings {
   double reserve_min_seconds = 5;
   double reserve_max_seconds = 60;
   // A search candidate may compile for this share of the app's budget, within [min,
-  // measure.compile_timeout_seconds]: 15 min allows 120 s, 3 min 27 s. One candidate
-  // that compiles for two minutes would otherwise eat most of a short budget (seen on
-  // bilateral_grid at 3 minutes); baselines keep the full limit.
-  double candidate_compile_share = 0.15;
-  double candidate_compile_min_seconds = 20;
+  // measure.compile_timeout_seconds] (with_candidate_compile_limit); baselines keep the
+  // full limit.
+  double candidate_compile_share = kDefaultCandidateCompileShare;
+  double candidate_compile_min_seconds = kDefaultCandidateCompileMinSeconds;
   // A candidate stops sampling once its first measure.timing.samples samples are all
   // slower than this multiple of the fastest schedule the search has measured
   // (BackendCandidateMeasurer::stop_sampling_above_best). Over the 175 candidates of
@@ -71,7 +65,7 @@ struct TuneSettings {
   // a 3-minute budget sampling, 73 s of it on samples past the 10th of candidates already
   // 1.2x slower than the best so far. A candidate also stops after 3 samples 5/3 of the
   // line above (2x the best at 1.2; TimingSettings::early_stop_factor), and tune_app
-  // counts the expert's and default's runtimes as measured. 0: every candidate takes them
+  // counts the own and default schedules' runtimes as measured. 0: every candidate takes them
   // all.
   double candidate_stop_above_best = 1.2;
   // A seed may compile for this share of the search's time (the budget less the reserve),
@@ -126,6 +120,9 @@ struct TuneArgs {
   std::string cost_model = kDefaultCostModel;  // a CostModelChoice name or weights file
   bool no_calibration = false;                 // TuneSettings::calibrate off
   std::optional<double> stop_above_best;       // TuneSettings::candidate_stop_above_best
+  // How candidates and baselines are timed (MeasureSettings::allocator): "platform" or
+  // "pooling".
+  std::string allocator = allocator_policy_name(AllocatorPolicy::kPlatform);
 };
 
 // `settings` with what `args` override: the cost model they name, its calibration unless

@@ -79,6 +79,10 @@ std::string key_hash(const std::string &text) {
   return out;
 }
 
+std::string candidate_dir(const std::string &cache_dir, int pid) {
+  return cache_dir + "/candidates/" + std::to_string(pid);
+}
+
 std::string default_cache_dir() {
   if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
     return std::string(xdg) + "/protuner";

@@ -12,7 +12,7 @@ bool starts_with(const std::string &s, const std::string &prefix) {
 
 }  // namespace
 
-std::string with_measure_malloc_tunables(const std::string &tunables) {
+std::string with_malloc_tunables(const std::string &tunables, AllocatorPolicy policy) {
   std::string kept;
   std::stringstream in(tunables);
   for (std::string entry; std::getline(in, entry, ':');) {
@@ -20,13 +20,16 @@ std::string with_measure_malloc_tunables(const std::string &tunables) {
         starts_with(entry, "glibc.malloc.trim_threshold=")) {
       continue;
     }
-    kept += entry + ":";
+    kept += (kept.empty() ? "" : ":") + entry;
   }
-  return kept + kMeasureMallocTunables;
+  if (policy == AllocatorPolicy::kPooling) {
+    kept += (kept.empty() ? "" : ":") + std::string(kPoolingMallocTunables);
+  }
+  return kept;
 }
 
 std::vector<std::string> measure_child_environment(const std::vector<std::string> &environment,
-                                                   int threads) {
+                                                   int threads, AllocatorPolicy policy) {
   static const std::string kThreads = "HL_NUM_THREADS=", kTunables = "GLIBC_TUNABLES=";
   std::vector<std::string> out;
   std::string tunables;
@@ -39,7 +42,8 @@ std::vector<std::string> measure_child_environment(const std::vector<std::string
     out.push_back(entry);
   }
   out.push_back(kThreads + std::to_string(threads));
-  out.push_back(kTunables + with_measure_malloc_tunables(tunables));
+  const std::string merged = with_malloc_tunables(tunables, policy);
+  if (!merged.empty()) out.push_back(kTunables + merged);
   return out;
 }
 

@@ -115,12 +115,12 @@ struct SpawnPlan {
 };
 
 SpawnPlan make_plan(const std::string &child, const std::string &cache_dir,
-                    const std::vector<int> &cpus, int64_t memory_limit_mb) {
+                    const std::vector<int> &cpus, const MeasureSettings &settings) {
   SpawnPlan plan;
   std::vector<std::string> args = {child, "--cache-dir", cache_dir};
   std::vector<std::string> own;
   for (char **e = environ; e && *e; ++e) own.emplace_back(*e);
-  const std::vector<std::string> env = measure_child_environment(own, static_cast<int>(cpus.size()));
+  const std::vector<std::string> env = measure_child_environment(own, static_cast<int>(cpus.size()), settings.allocator);
   plan.strings = args;
   plan.strings.insert(plan.strings.end(), env.begin(), env.end());
   for (size_t i = 0; i < plan.strings.size(); ++i) {
@@ -130,7 +130,7 @@ SpawnPlan make_plan(const std::string &child, const std::string &cache_dir,
   plan.envp.push_back(nullptr);
   CPU_ZERO(&plan.cpus);
   for (int c : cpus) CPU_SET(c, &plan.cpus);
-  plan.memory.rlim_cur = plan.memory.rlim_max = static_cast<rlim_t>(memory_limit_mb) << 20;
+  plan.memory.rlim_cur = plan.memory.rlim_max = static_cast<rlim_t>(settings.memory_limit_mb) << 20;
   return plan;
 }
 
@@ -460,8 +460,8 @@ MeasureResult IsolatedMeasurer::measure(const MeasureRequest &request) {
 }
 
 MeasureResult IsolatedMeasurer::measure_uncached(const MeasureRequest &request) {
-  const SpawnPlan plan = make_plan(options_.child_executable, options_.cache_dir, options_.cpus,
-                                   request.settings.memory_limit_mb);
+  const SpawnPlan plan =
+      make_plan(options_.child_executable, options_.cache_dir, options_.cpus, request.settings);
   Fd request_fd = request_file(request_to_json(request));
   auto [status_r, status_w] = make_pipe();
   auto [output_r, output_w] = make_pipe();
@@ -486,8 +486,12 @@ MeasureResult IsolatedMeasurer::measure_uncached(const MeasureRequest &request) 
     }
     throw;
   }
+  // What the child compiled, whether it finished or was killed.
+  std::error_code ec;
+  std::filesystem::remove_all(candidate_dir(options_.cache_dir, pid), ec);
   MeasureResult result = classify(end);
   if (result.host.cpu_model.empty()) result.host = host_;
+  result.allocator = request.settings.allocator;
   return result;
 }
 

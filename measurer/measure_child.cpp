@@ -4,6 +4,7 @@
 #include "measurer/measure_child.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <Halide.h>
 #include <spdlog/spdlog.h>
@@ -19,8 +20,10 @@
 #include "common/host_facts.h"
 #include "common/host_target.h"
 #include "common/pipeline_io.h"
+#include "common/unscheduled_check.h"
 #include "measurer/cache_key.h"
 #include "measurer/child_protocol.h"
+#include "measurer/compiled_candidate.h"
 #include "measurer/measure_json.h"
 #include "measurer/output_check.h"
 #include "measurer/reference_output.h"
@@ -77,22 +80,28 @@ void make_library_symbols_global(const AppSpec &app) {
 }
 
 AppInstance load_candidate(const MeasureRequest &request, const Halide::Target &target) {
-  std::map<std::string, std::string> extra;
-  if (request.schedule.kind == ScheduleKind::kExpert) extra["expert"] = "true";
+  const bool own = request.schedule.kind == ScheduleKind::kOwn;
   try {
-    AppInstance app = AppInstance::create(request.app, target, extra);
+    AppInstance app = AppInstance::create(
+        request.app, target, own ? GeneratorSchedule::kOwn : GeneratorSchedule::kUnscheduled);
     make_library_symbols_global(request.app);
     Halide::Pipeline &p = app.pipeline();
+    // Every schedule but the generator's own goes onto the pipeline as Halide's driver
+    // builds it for an autoscheduler, which must carry no directive (unscheduled_check.h).
+    if (!own) require_unscheduled(p);
     switch (request.schedule.kind) {
       case ScheduleKind::kProtuner: {
         auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
         apply_schedule(schedule_from_json(request.schedule.schedule_json, graph), p);
         break;
       }
-      case ScheduleKind::kRoot: apply_root_schedule(p); break;
-      case ScheduleKind::kExpert:
+      case ScheduleKind::kRoot:
+        apply_root_schedule(p);
+        break;
+      case ScheduleKind::kOwn:
       case ScheduleKind::kDefault:
-      case ScheduleKind::kAutoscheduler: break;  // autoscheduled in the compile phase
+      case ScheduleKind::kAutoscheduler:
+        break;  // autoscheduled in the compile phase
     }
     return app;
   } catch (const Failure &) {
@@ -104,11 +113,11 @@ AppInstance load_candidate(const MeasureRequest &request, const Halide::Target &
   }
 }
 
-// Binds the standard inputs, allocates the outputs at their estimates and runs once.
+// Binds the standard inputs, allocates the outputs at their estimated regions and runs once.
 Halide::Realization run_once(Halide::Pipeline &p, const Halide::Target &target, uint64_t seed) {
   try {
     bind_random_inputs(p, seed);
-    Halide::Realization outputs = allocate_outputs(p, estimated_output_extents(p));
+    Halide::Realization outputs = allocate_estimated_outputs(p);
     p.realize(outputs, target);
     return outputs;
   } catch (const ConfigError &e) {  // a missing estimate: the app cannot be measured
@@ -272,6 +281,24 @@ void confirm_under_strict_float(const MeasureRequest &request, const Halide::Tar
                difference);
 }
 
+// The candidate compiled as the user's build compiles it, in this child's folder under the
+// cache (compiled_candidate.h). A directive Halide refuses at compile time is a
+// compile_error, a link that fails a measurer_error (it says nothing of the candidate).
+std::optional<CompiledCandidate> compile_ahead_of_time(Halide::Pipeline &p,
+                                                       const Halide::Target &target,
+                                                       const ChildMeasureOptions &options) {
+  try {
+    return CompiledCandidate(p, target, candidate_dir(options.cache_dir, getpid()),
+                             options.linker.empty() ? PROTUNER_LINKER : options.linker);
+  } catch (const std::bad_alloc &) {
+    fail(MeasureStatus::kOutOfMemory, "the candidate: compiling ran out of memory");
+  } catch (const Halide::Error &e) {
+    fail(MeasureStatus::kCompileError, std::string("the candidate does not compile: ") + e.what());
+  } catch (const IoError &e) {
+    fail(MeasureStatus::kMeasurerError, e.what());
+  }
+}
+
 // Fills `result` as it goes, so a failure keeps what was learned before it (the host,
 // the compile time).
 void measure(const MeasureRequest &request, const ChildMeasureOptions &options,
@@ -289,25 +316,41 @@ void measure(const MeasureRequest &request, const ChildMeasureOptions &options,
   if (request.schedule.kind == ScheduleKind::kAutoscheduler) {
     autoschedule(p, target, request.schedule, result.host.logical_cpus);
   }
-  compile(p, target, "the candidate");
+  std::optional<CompiledCandidate> candidate = compile_ahead_of_time(p, target, options);
   // Autoscheduling is part of what it costs to get this schedule compiled.
   result.compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
 
   enter_phase(cp::kPhaseRun);
   try {
-    Halide::Realization outputs = run_once(p, target, options.input_seed);
+    std::vector<BoundInput> inputs;
+    Halide::Realization outputs = [&] {
+      try {
+        inputs = bind_random_inputs(p, options.input_seed);
+        return allocate_estimated_outputs(p);
+      } catch (const ConfigError &e) {  // a missing estimate: the app cannot be measured
+        fail(MeasureStatus::kBadRequest, e.what());
+      }
+    }();
+    candidate->plan(inputs, outputs);
+    const std::string &library = GeneratorLibrary::load(request.app.library).path();
+    if (auto failure = candidate->run_once(library, outputs)) fail(failure->status, failure->error);
     if (reference) {
       if (std::optional<std::string> diff = output_difference(p, outputs, *reference)) {
-        confirm_under_strict_float(request, target, options, result.host.logical_cpus,
-                                   enter_phase, *diff);
+        confirm_under_strict_float(request, target, options, result.host.logical_cpus, enter_phase,
+                                   *diff);
         enter_phase(cp::kPhaseRun);
       }
     }
-    result.timing =
-        time_runs([&] { p.realize(outputs, target); }, request.settings.timing);
+    TimingResult timing;
+    if (auto failure = candidate->time(library, request.settings.timing, timing)) {
+      fail(failure->status, failure->error);
+    }
+    result.timing = timing;
   } catch (const Failure &) {
     throw;
+  } catch (const IoError &e) {  // the runner could not be started or its files written
+    fail(MeasureStatus::kMeasurerError, e.what());
   } catch (const ConfigError &e) {  // timing settings out of range
     fail(MeasureStatus::kBadRequest, e.what());
   } catch (const std::exception &e) {

@@ -17,6 +17,9 @@ namespace protuner {
 struct ChildMeasureOptions {
   std::string cache_dir;         // where reference outputs live (reference_output.h)
   uint64_t input_seed = 1;       // seed of the standard inputs (bind_random_inputs)
+  // The C++ compiler driver that links a candidate compiled ahead of time into a shared
+  // object (compiled_candidate.h); empty: the one protuner was built with.
+  std::string linker;
 };
 
 // Measures the request in `request_text` (measure_json.h). `enter_phase` is called with

@@ -20,7 +20,7 @@ using json = nlohmann::json;
 const char *kind_name(ScheduleKind kind) {
   switch (kind) {
     case ScheduleKind::kProtuner: return "protuner";
-    case ScheduleKind::kExpert: return "expert";
+    case ScheduleKind::kOwn: return "own";
     case ScheduleKind::kDefault: return "default";
     case ScheduleKind::kRoot: return "root";
     case ScheduleKind::kAutoscheduler: return "autoscheduler";
@@ -172,13 +172,13 @@ ScheduleSpec schedule_from(const json &j) {
   ScheduleSpec spec;
   const std::string kind = r.string("kind");
   bool known = false;
-  for (ScheduleKind k : {ScheduleKind::kProtuner, ScheduleKind::kExpert, ScheduleKind::kDefault,
+  for (ScheduleKind k : {ScheduleKind::kProtuner, ScheduleKind::kOwn, ScheduleKind::kDefault,
                          ScheduleKind::kRoot, ScheduleKind::kAutoscheduler}) {
     if (kind == kind_name(k)) spec.kind = k, known = true;
   }
   if (!known) {
     ObjectReader::fail(r.field("kind"), "'" + kind +
-                                            "' is not one of protuner, expert, default, root, "
+                                            "' is not one of protuner, own, default, root, "
                                             "autoscheduler");
   }
   spec.schedule_json = r.string_or("json", "");
@@ -188,13 +188,24 @@ ScheduleSpec schedule_from(const json &j) {
   return spec;
 }
 
+AllocatorPolicy allocator_from(const ObjectReader &r, const char *field,
+                               AllocatorPolicy fallback) {
+  if (!r.has(field)) return fallback;
+  try {
+    return parse_allocator_policy(r.string(field));
+  } catch (const ConfigError &e) {
+    ObjectReader::fail(r.field(field), e.what());
+  }
+}
+
 MeasureSettings settings_from(const json &j) {
   ObjectReader r(j, "request.settings");
   r.only({"warmup_runs", "samples", "max_samples", "min_sample_seconds", "confirming_samples",
           "confirm_within", "stop_above_ms", "early_stop_samples", "early_stop_factor",
           "compile_timeout_seconds", "run_timeout_seconds", "memory_limit_mb", "require_smt_off",
-          "check_output"});
+          "check_output", "allocator"});
   MeasureSettings s;
+  s.allocator = allocator_from(r, "allocator", s.allocator);
   s.timing.warmup_runs =
       to_int(r, "warmup_runs", r.integer_or("warmup_runs", s.timing.warmup_runs), 0);
   s.timing.samples = to_int(r, "samples", r.integer_or("samples", s.timing.samples), 1);
@@ -305,7 +316,8 @@ std::string request_to_json(const MeasureRequest &request) {
         {"run_timeout_seconds", s.run_timeout_seconds},
         {"memory_limit_mb", s.memory_limit_mb},
         {"require_smt_off", s.require_smt_off},
-        {"check_output", s.check_output}}},
+        {"check_output", s.check_output},
+        {"allocator", allocator_policy_name(s.allocator)}}},
   };
   // Only when set, so requests without a stop line keep the cache keys they had.
   if (s.timing.stop_above_ms > 0) {
@@ -352,6 +364,7 @@ std::string result_to_json(const MeasureResult &result) {
       {"host", host_facts_to_json(result.host)},
       {"cpus", result.cpus},
       {"error", result.error},
+      {"allocator", allocator_policy_name(result.allocator)},
       {"from_cache", result.from_cache},
   };
   // Error texts carry a child's stderr, which need not be UTF-8: replace, never throw.
@@ -362,7 +375,7 @@ MeasureResult result_from_json(const std::string &text) {
   const json j = parse(text, "measurement result");
   ObjectReader r(j, "result");
   r.only({"status", "min_ms", "median_ms", "samples_ms", "relative_spread", "runs_per_sample",
-          "confirmed", "stopped_above", "compile_seconds", "host", "cpus", "error", "from_cache"});
+          "confirmed", "stopped_above", "compile_seconds", "host", "cpus", "error", "allocator", "from_cache"});
   MeasureResult result;
   const std::string status = r.string("status");
   try {
@@ -382,6 +395,7 @@ MeasureResult result_from_json(const std::string &text) {
   if (r.has("host")) result.host = host_from(r.at("host"));
   result.cpus = ints_from(r, "cpus");
   result.error = r.string_or("error", "");
+  result.allocator = allocator_from(r, "allocator", result.allocator);
   result.from_cache = r.boolean_or("from_cache", false);
   return result;
 }

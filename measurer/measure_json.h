@@ -3,17 +3,17 @@
 // the result cache and by `protuner measure --json`.
 //
 //   request: {"app": {"name", "library", "generator", "params": {..}},
-//             "schedule": {"kind": "protuner"|"expert"|"default"|"root"|"autoscheduler",
+//             "schedule": {"kind": "protuner"|"own"|"default"|"root"|"autoscheduler",
 //                          "json": "..." (protuner), "autoscheduler": "Adams2019",
 //                          "plugin": "/path/libautoschedule_x.so" (autoscheduler; optional)},
 //             "target": "host", "settings": {"warmup_runs", "samples", "max_samples",
 //             "min_sample_seconds", "confirming_samples", "confirm_within",
 //             "compile_timeout_seconds", "run_timeout_seconds", "memory_limit_mb",
-//             "require_smt_off", "check_output"}}
+//             "require_smt_off", "check_output", "allocator": "platform"|"pooling"}}
 //   result:  {"status": "ok", "min_ms", "median_ms", "samples_ms": [..], "relative_spread",
 //             "runs_per_sample", "confirmed", "compile_seconds", "host": {"cpu_model", "logical_cpus",
 //             "physical_cores", "smt", "governor", "halide_target"}, "cpus": [..],
-//             "error": "", "from_cache": false}
+//             "error": "", "allocator": "platform", "from_cache": false}
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

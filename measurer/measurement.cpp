@@ -1,5 +1,5 @@
-// The names of measurement statuses, in one place: the wire, JSON, reports and the CLI's
-// exit code all go through these two functions.
+// The names of measurement statuses and allocator policies, in one place: the wire, JSON,
+// reports and the CLI's exit code all go through these functions.
 #include "measurer/measurement.h"
 
 #include <algorithm>
@@ -60,6 +60,21 @@ MeasureStatus parse_status(const std::string &name) {
   std::string known;
   for (MeasureStatus s : all_statuses()) known += std::string(known.empty() ? "" : ", ") + status_name(s);
   throw ConfigError("unknown measurement status '" + name + "' (known: " + known + ")");
+}
+
+const char *allocator_policy_name(AllocatorPolicy policy) {
+  switch (policy) {
+    case AllocatorPolicy::kPlatform: return "platform";
+    case AllocatorPolicy::kPooling: return "pooling";
+  }
+  return "unknown";
+}
+
+AllocatorPolicy parse_allocator_policy(const std::string &name) {
+  for (AllocatorPolicy p : {AllocatorPolicy::kPlatform, AllocatorPolicy::kPooling}) {
+    if (name == allocator_policy_name(p)) return p;
+  }
+  throw ConfigError("unknown allocator policy '" + name + "' (known: platform, pooling)");
 }
 
 }  // namespace protuner

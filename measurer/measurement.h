@@ -19,7 +19,7 @@ namespace protuner {
 // the others are baselines every report compares against.
 enum class ScheduleKind : uint8_t {
   kProtuner,  // `schedule_json`: protuner's serialized form
-  kExpert,    // the app's hand-written schedule (generator param expert=true)
+  kOwn,       // the generator's own schedule: built with auto_schedule=false
   kDefault,   // Halide's default: everything inlined, outputs serial
   kRoot,      // every Func compute_root, nothing else: the safe reference schedule
   // One of Halide's own autoschedulers, run in the measurement child on the unscheduled
@@ -63,9 +63,22 @@ const std::vector<std::string> &halide_autoscheduler_names();
 // ConfigError for an unknown name without an explicit path, naming the known ones.
 std::string autoscheduler_plugin_path(const ScheduleSpec &spec);
 
+// Which malloc a candidate is timed under (child_environment.h says what each does and
+// why the platform's is the default).
+enum class AllocatorPolicy : uint8_t {
+  kPlatform,  // the platform's allocator as it comes: what the user's program runs with
+  kPooling,   // freed memory kept for reuse, as under a pooling allocator
+};
+
+// "platform", "pooling": the names used in JSON and reports.
+const char *allocator_policy_name(AllocatorPolicy policy);
+// The inverse; throws ConfigError for an unknown name, naming the known ones.
+AllocatorPolicy parse_allocator_policy(const std::string &name);
+
 // How a candidate is compiled, run, checked and timed. Defaults are the farm's.
 struct MeasureSettings {
   TimingSettings timing;
+  AllocatorPolicy allocator = AllocatorPolicy::kPlatform;
   double compile_timeout_seconds = 300;  // wall clock for JIT compilation in the child
   double run_timeout_seconds = 120;      // wall clock for reference check + all timing runs
   int64_t memory_limit_mb = 16384;       // address-space limit of the child
@@ -109,6 +122,7 @@ struct MeasureResult {
   HostFacts host;        // the host it ran under (cores used, SMT, governor)
   std::vector<int> cpus;  // the CPUs the child was pinned to
   std::string error;     // why it failed; empty when ok
+  AllocatorPolicy allocator = AllocatorPolicy::kPlatform;  // what it was timed under
   bool from_cache = false;
 
   bool ok() const { return status == MeasureStatus::kOk; }

@@ -15,7 +15,8 @@ namespace protuner {
 namespace {
 
 constexpr const char *kFormat = "protuner-reference";
-constexpr int kVersion = 1;
+// 2: each output's mins are stored (outputs sit at their estimated regions).
+constexpr int kVersion = 2;
 
 std::string type_text(const Halide::Type &t) {
   std::ostringstream os;
@@ -34,14 +35,18 @@ std::optional<Halide::Type> parse_type(const std::string &s) {
   return std::nullopt;
 }
 
-// A dense copy with min 0, so the bytes on disk do not depend on the candidate's strides.
+// A dense copy (dimension 0 fastest) over the same region, so the bytes on disk do not
+// depend on the candidate's strides. The copy is made at `b`'s mins: a Halide::Buffer is a
+// shared handle, so translating a copy of the handle would move `b` too.
 Halide::Buffer<> dense_copy(const Halide::Buffer<> &b) {
-  std::vector<int> extents;
-  for (int d = 0; d < b.dimensions(); ++d) extents.push_back(b.dim(d).extent());
+  std::vector<int> mins, extents;
+  for (int d = 0; d < b.dimensions(); ++d) {
+    mins.push_back(b.dim(d).min());
+    extents.push_back(b.dim(d).extent());
+  }
   Halide::Buffer<> out(b.type(), extents);
-  Halide::Buffer<> shifted = b;  // shares data; only the view's mins change
-  for (int d = 0; d < b.dimensions(); ++d) shifted.translate(d, -b.dim(d).min());
-  out.copy_from(shifted);
+  out.set_min(mins);
+  out.copy_from(b);
   return out;
 }
 
@@ -67,7 +72,10 @@ std::optional<ReferenceOutput> load_reference(const std::string &path, const std
       const auto type = parse_type(o.at("type").get<std::string>());
       if (!type) return std::nullopt;
       const auto extents = o.at("extents").get<std::vector<int>>();
+      const auto mins = o.at("mins").get<std::vector<int>>();
+      if (mins.size() != extents.size()) return std::nullopt;
       Halide::Buffer<> buf(*type, extents);
+      buf.set_min(mins);
       const auto bytes = static_cast<std::streamsize>(buf.size_in_bytes());
       if (!in.read(static_cast<char *>(buf.data()), bytes)) return std::nullopt;
       ref.names.push_back(o.at("name").get<std::string>());
@@ -86,10 +94,14 @@ void save_reference(const std::string &path, const std::string &key,
   std::string data;
   for (size_t i = 0; i < reference.buffers.size(); ++i) {
     const Halide::Buffer<> dense = dense_copy(reference.buffers[i]);
-    std::vector<int> extents;
-    for (int d = 0; d < dense.dimensions(); ++d) extents.push_back(dense.dim(d).extent());
+    std::vector<int> mins, extents;
+    for (int d = 0; d < dense.dimensions(); ++d) {
+      mins.push_back(dense.dim(d).min());
+      extents.push_back(dense.dim(d).extent());
+    }
     outputs.push_back({{"name", i < reference.names.size() ? reference.names[i] : ""},
                        {"type", type_text(dense.type())},
+                       {"mins", mins},
                        {"extents", extents}});
     data.append(static_cast<const char *>(dense.data()), dense.size_in_bytes());
   }

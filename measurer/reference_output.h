@@ -4,8 +4,9 @@
 // (app identity, target) and kept on disk in the measurer's cache directory:
 //
 //   <cache>/references/<hash of key>.ref
-//     line 1: JSON header {"format": "protuner-reference", "version": 1, "key": "...",
-//             "outputs": [{"name": "out", "type": "float32", "extents": [512, 256]}, ...]}
+//     line 1: JSON header {"format": "protuner-reference", "version": 2, "key": "...",
+//             "outputs": [{"name": "out", "type": "float32", "mins": [0, 0],
+//                          "extents": [512, 256]}, ...]}
 //     then each output's values, dense, dimension 0 fastest, in host byte order.
 //
 // The key is stored in the file and checked when reading, so a hash collision reads as a
@@ -23,7 +24,7 @@ namespace protuner {
 
 struct ReferenceOutput {
   std::vector<std::string> names;
-  std::vector<Halide::Buffer<>> buffers;  // min 0 in every dimension
+  std::vector<Halide::Buffer<>> buffers;  // at the outputs' estimated regions (mins kept)
 };
 
 // Where the reference for `key` lives under `cache_dir`.

@@ -44,7 +44,7 @@ std::string measurement_key(const MeasureRequest &request, const std::string &re
   const nlohmann::json key = {{"request", req},
                               {"target", resolved_target},
                               {"host", nlohmann::json::parse(host_class)},
-                              {"allocator", kMeasureMallocTunables},
+                              {"allocator", allocator_policy_name(request.settings.allocator)},
                               {"output_check", kOutputCheckPolicy}};
   return key.dump();
 }

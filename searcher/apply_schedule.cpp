@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "common/errors.h"
+#include "common/unscheduled_check.h"
 #include "searcher/schedule_directives.h"
 
 namespace protuner {
@@ -236,6 +237,7 @@ bool is_identifier(const std::string &s) {
 }  // namespace
 
 void apply_schedule(const ScheduleState &state, Halide::Pipeline &pipeline) {
+  require_unscheduled(pipeline);
   const std::vector<Directive> directives = schedule_directives(state);
   std::vector<Halide::Func> funcs = funcs_in_graph_order(pipeline);
   check_same_pipeline(pipeline_signature(state.graph()), pipeline_signature(funcs));

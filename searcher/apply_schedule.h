@@ -13,8 +13,8 @@ class Pipeline;
 namespace protuner {
 
 // Applies the complete `state` to the Funcs of `pipeline`, which must be an unscheduled
-// instance of the algorithm the state's graph was built from (checked: ConfigError names
-// the first Func that differs).
+// instance of the algorithm the state's graph was built from (both checked: ConfigError
+// names the first Func that differs or already carries a directive).
 void apply_schedule(const ScheduleState &state, Halide::Pipeline &pipeline);
 
 // The same schedule as C++ source: a function

@@ -22,7 +22,6 @@ Expr luminance(const std::vector<Expr> &rgb) {
 
 class Bgu : public Generator<Bgu> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   // Ratio between the high- and low-resolution sizes, in each spatial dimension.
   GeneratorParam<int> upsample_factor{"upsample_factor", 8};
   // Spatial size of a grid cell, in low-resolution pixels.
@@ -51,7 +50,7 @@ class Bgu : public Generator<Bgu> {
   }
 
   void schedule() {
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       const int vec = natural_vector_size<float>();
       // The grid has only a few thousand cells at the estimated size, so each of its stages
       // is computed whole, parallel over whichever dimension is long enough.

@@ -11,7 +11,6 @@ using namespace Halide;
 
 class BilateralGrid : public Generator<BilateralGrid> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   // Spatial size of a grid cell, in pixels.
   GeneratorParam<int> s_sigma{"s_sigma", 8};
 
@@ -46,7 +45,7 @@ class BilateralGrid : public Generator<BilateralGrid> {
   }
 
   void schedule() {
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       const int vec = natural_vector_size<float>();
       // The grid has 1/s^2 as many cells as the image has pixels, so its stages are
       // computed whole. The histogram is built one grid row at a time, right before the

@@ -18,7 +18,6 @@ Expr avg2(Expr a, Expr b) { return (a + b) >> 1; }
 
 class CameraPipe : public Generator<CameraPipe> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
 
   Input<Buffer<uint16_t>> raw{"raw", 2};
   Input<float> color_temp{"color_temp"};
@@ -43,7 +42,7 @@ class CameraPipe : public Generator<CameraPipe> {
   }
 
   void schedule() {
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       const int vec = natural_vector_size<int16_t>();
       // The tone curve and the colour matrix are tiny and shared by every pixel.
       curve.compute_root().vectorize(x, vec);

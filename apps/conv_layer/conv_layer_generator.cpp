@@ -10,7 +10,6 @@ using namespace Halide;
 
 class ConvLayer : public Generator<ConvLayer> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
 
   // Channels are innermost so a vector spans output channels.
   // input(ci, x, y, n) is pre-padded by one pixel on each side: [CI, W + 2, H + 2, N].
@@ -35,7 +34,7 @@ class ConvLayer : public Generator<ConvLayer> {
     filter.set_estimates({{0, CO}, {0, CI}, {0, 3}, {0, 3}});
     bias.set_estimates({{0, CO}});
     relu.set_estimates({{0, CO}, {0, W}, {0, H}, {0, N}});
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       schedule_expert();
     }
   }

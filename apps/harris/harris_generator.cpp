@@ -10,7 +10,6 @@ using namespace Halide;
 
 class Harris : public Generator<Harris> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   // Harris' sensitivity constant: larger values report fewer, stronger corners.
   GeneratorParam<float> k{"k", 0.04f};
 
@@ -47,7 +46,7 @@ class Harris : public Generator<Harris> {
   }
 
   void schedule() {
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       // Strips of 16 full-width rows: the gray and gradient rows of a strip (about
       // 350 KB) stay in L2, and 160 strips balance well over the cores.
       const int vec = natural_vector_size<float>();

@@ -10,7 +10,6 @@ using namespace Halide;
 
 class Hist : public Generator<Hist> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
 
   Input<Buffer<uint8_t>> input{"input", 3};
   Output<Buffer<uint8_t>> output{"output", 3};
@@ -47,7 +46,7 @@ class Hist : public Generator<Hist> {
   }
 
   void schedule() {
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       schedule_histogram();
       cdf.compute_root();
       // The colour conversion reads all three channels of a pixel, so the channel

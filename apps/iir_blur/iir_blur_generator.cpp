@@ -11,7 +11,6 @@ using namespace Halide;
 
 class IirBlur : public Generator<IirBlur> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
 
   Input<Buffer<float>> input{"input", 3};
   // Weight of the new sample in each step; smaller values blur more.
@@ -32,7 +31,7 @@ class IirBlur : public Generator<IirBlur> {
   }
 
   void schedule() {
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       schedule_pass(transposed, blurred_cols);
       schedule_pass(output, blurred_rows);
     }

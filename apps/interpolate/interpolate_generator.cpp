@@ -14,7 +14,6 @@ using namespace Halide;
 
 class Interpolate : public Generator<Interpolate> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   // Number of pyramid levels, including the full-resolution one.
   GeneratorParam<int> levels{"levels", 10, 2, 16};
 
@@ -48,7 +47,7 @@ class Interpolate : public Generator<Interpolate> {
   }
 
   void schedule() {
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       schedule_expert();
     }
   }

@@ -19,7 +19,6 @@ constexpr int kMaxBlurRadius = 16;
 
 class LensBlur : public Generator<LensBlur> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   // Number of disparities tested.
   GeneratorParam<int> slices{"slices", 32};
   // Number of points in the aperture sampling pattern.
@@ -46,7 +45,7 @@ class LensBlur : public Generator<LensBlur> {
   }
 
   void schedule() {
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       const int vec = natural_vector_size<float>();
       Var yo("yo"), yi("yi");
       // The cost volume is never stored: for each strip of rows the disparities are tried

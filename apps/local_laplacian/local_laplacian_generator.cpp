@@ -15,7 +15,6 @@ using namespace Halide;
 
 class LocalLaplacian : public Generator<LocalLaplacian> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   GeneratorParam<int> pyramid_levels{"pyramid_levels", 8, 2, 12};
 
   Input<Buffer<uint16_t>> input{"input", 3};
@@ -92,7 +91,7 @@ class LocalLaplacian : public Generator<LocalLaplacian> {
   }
 
   void schedule() {
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       schedule_expert();
     }
   }

@@ -10,7 +10,6 @@ using namespace Halide;
 
 class MatMul : public Generator<MatMul> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
 
   // Row-major matrices: dimension 0 is the column, dimension 1 the row.
   Input<Buffer<float>> a{"a", 2};
@@ -31,7 +30,7 @@ class MatMul : public Generator<MatMul> {
     a.set_estimates({{0, n}, {0, n}});
     b.set_estimates({{0, n}, {0, n}});
     c.set_estimates({{0, n}, {0, n}});
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       schedule_expert();
     }
   }

@@ -15,7 +15,6 @@ using namespace Halide;
 
 class MaxFilter : public Generator<MaxFilter> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   GeneratorParam<int> radius{"radius", 26};
 
   // Planar RGB: input(x, y, c).
@@ -51,7 +50,7 @@ class MaxFilter : public Generator<MaxFilter> {
     // 1536x2560 RGB, the image size of the Halide autoscheduler papers.
     input.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
     output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       schedule_expert();
     }
   }

@@ -11,7 +11,6 @@ using namespace Halide;
 
 class NlMeans : public Generator<NlMeans> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
 
   // Planar RGB: input(x, y, c).
   Input<Buffer<float>> input{"input", 3};
@@ -49,7 +48,7 @@ class NlMeans : public Generator<NlMeans> {
     search_area.set_estimate(7);
     sigma.set_estimate(0.12f);
     output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       schedule_expert();
     }
   }

@@ -356,7 +356,6 @@ Plan make_plan(uint32_t seed, int stages, bool scans, const Tunables &tun) {
 
 class RandomPipeline : public Generator<RandomPipeline> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   GeneratorParam<uint32_t> seed{"seed", 0};
   // Number of blocks; 0 draws it from the seed (Tunables::min_blocks..max_blocks).
   GeneratorParam<int> stages{"stages", 0, 0, 64};
@@ -394,7 +393,7 @@ class RandomPipeline : public Generator<RandomPipeline> {
     output.set_estimates({{0, extent(last.fx * plan_.width)},
                           {0, extent(last.fy * plan_.height)},
                           {0, last.channels}});
-    if (expert && !auto_schedule) schedule_expert();
+    if (!auto_schedule) schedule_expert();
   }
 
  private:

@@ -26,7 +26,6 @@ Tensor tensor_of(const GeneratorInput<Buffer<float>> &in, int channels) {
 // 7x7/2 conv + bn + relu + 3x3/2 max pool: image [3, 224, 224] -> [64, 56, 56].
 class Stem : public Halide::Generator<Stem> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   Input<Buffer<float>> input{"input", 3};
   Input<Buffer<float>> params{"params", 1};  // packed as resnet_layers.h describes
   Output<Buffer<float>> output{"output", 3};
@@ -45,7 +44,7 @@ class Stem : public Halide::Generator<Stem> {
   }
 
   void schedule() {
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       resnet50::schedule_stem(stem_, output, natural_vector_size<float>());
     }
   }
@@ -60,7 +59,6 @@ class ResidualBlock : public Halide::Generator<ResidualBlock<Stage, First>> {
   static constexpr resnet50::BlockShape kShape{Stage, First};
 
  public:
-  GeneratorParam<bool> expert{"expert", false};
   GeneratorInput<Buffer<float>> input{"input", 3};
   GeneratorInput<Buffer<float>> params{"params", 1};  // packed as resnet_layers.h describes
   GeneratorOutput<Buffer<float>> output{"output", 3};
@@ -79,7 +77,7 @@ class ResidualBlock : public Halide::Generator<ResidualBlock<Stage, First>> {
   }
 
   void schedule() {
-    if (expert && !this->auto_schedule) {
+    if (!this->auto_schedule) {
       resnet50::schedule_block(block_, output, Placement::Output,
                                this->template natural_vector_size<float>());
     }
@@ -92,7 +90,6 @@ class ResidualBlock : public Halide::Generator<ResidualBlock<Stage, First>> {
 // Global average pool + fully connected: [2048, 7, 7] -> 1000 logits.
 class Head : public Halide::Generator<Head> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   Input<Buffer<float>> input{"input", 3};
   Input<Buffer<float>> params{"params", 1};  // packed as resnet_layers.h describes
   Output<Buffer<float>> output{"output", 1};
@@ -110,7 +107,7 @@ class Head : public Halide::Generator<Head> {
   }
 
   void schedule() {
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       resnet50::schedule_head(head_, output, natural_vector_size<float>());
     }
   }
@@ -123,7 +120,6 @@ class Head : public Halide::Generator<Head> {
 // stem's, the 16 blocks' and the head's, concatenated in that order.
 class ResNet50 : public Halide::Generator<ResNet50> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   Input<Buffer<float>> input{"input", 3};
   Input<Buffer<float>> params{"params", 1};  // packed as resnet_layers.h describes
   Output<Buffer<float>> output{"output", 1};
@@ -151,7 +147,7 @@ class ResNet50 : public Halide::Generator<ResNet50> {
   }
 
   void schedule() {
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       const int vec = natural_vector_size<float>();
       resnet50::schedule_stem(stem_, stem_.out.f, vec);
       for (const resnet50::Block &b : blocks_) {

@@ -12,7 +12,6 @@ using namespace Halide;
 
 class StencilChain : public Generator<StencilChain> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   GeneratorParam<int> stages{"stages", 32};
 
   Input<Buffer<uint16_t>> input{"input", 2};
@@ -34,7 +33,7 @@ class StencilChain : public Generator<StencilChain> {
     // 1536x2560, the image size of the Halide autoscheduler papers.
     input.set_estimates({{0, 1536}, {0, 2560}});
     output.set_estimates({{0, 1536}, {0, 2560}});
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       schedule_expert();
     }
   }

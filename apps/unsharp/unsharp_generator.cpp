@@ -13,7 +13,6 @@ using namespace Halide;
 
 class Unsharp : public Generator<Unsharp> {
  public:
-  GeneratorParam<bool> expert{"expert", false};
   GeneratorParam<float> sigma{"sigma", 1.5f};
 
   // Planar RGB: input(x, y, c).
@@ -52,7 +51,7 @@ class Unsharp : public Generator<Unsharp> {
     input.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
     strength.set_estimate(1.0f);
     output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
-    if (expert && !auto_schedule) {
+    if (!auto_schedule) {
       schedule_expert();
     }
   }

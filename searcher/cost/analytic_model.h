@@ -49,17 +49,23 @@ struct AnalyticModelOptions {
   double allocation_seconds = 0.1e-6;     // malloc and free
   // Allocations inside loops this small go on the stack (schedule_directives.h): free.
   double stack_allocation_max_bytes = static_cast<double>(kStackAllocationMaxBytes);
-  // Allocations at least this big are fresh pages every time, so each first touch
-  // page-faults. The measurer times with glibc keeping freed memory for reuse
-  // (measurer/child_environment.h): only blocks bigger than a worker thread's arena
-  // (64 MiB) are mapped afresh on every run. (Under glibc's defaults blocks from 128 KiB
-  // up fault in some runs and not in others.)
-  double page_fault_min_bytes = 64.0 * 1024 * 1024;
-  // Measured here: first touches of fresh anonymous memory cost 1.5 us per 4 KiB page,
-  // from one thread or two alike (they do not scale with cores): harris with its three
-  // 15 MB intermediates at root ran in 30 ms where they fault on every run, 15 ms where
-  // they do not, and in 3-5 ms computed in strips.
-  double page_fault_seconds_per_byte = 1.5e-6 / 4096;
+  // Allocations at least this big are fresh pages on every run, so each first touch
+  // page-faults. Candidates are timed as the user's program runs them, in a fresh process
+  // under glibc's malloc as it comes (measurer/child_environment.h): glibc maps blocks of
+  // its mmap threshold and more afresh, and hands a heap's free top back to the kernel
+  // once it exceeds its trim threshold, both 128 KiB in a process that has not yet freed
+  // a larger mapped block. So a per-run intermediate of that size or more faults on
+  // every run, whether one big one at root or a few per strip of a parallel loop: harris'
+  // own schedule (three 110 KB buffers per strip) runs 3 ms with freed memory kept for
+  // reuse and 60-75 ms in RunGen (`build/bin/rungen_agreement --apps harris`, its
+  // pooling and RunGen columns).
+  double page_fault_min_bytes = 128.0 * 1024;
+  // First touches of fresh anonymous memory cost 1.5 us per 4 KiB page when measured
+  // alone, from one thread or two alike (they do not scale with cores); with the unmap
+  // and map of every run around them, 10 to 20 us on the development VM (harris' root
+  // schedule, about 38,000 pages a run: 870 ms in RunGen, 18 ms with memory reused; the
+  // same bench). Calibration fits the term's weight per app.
+  double page_fault_seconds_per_byte = 10e-6 / 4096;
 };
 
 // What a stage's predicted time is spent on. A stage's time is the sum of its terms; a

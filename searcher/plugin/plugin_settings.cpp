@@ -25,6 +25,7 @@ constexpr const char *kAppLibraryVar = "HL_PROTUNER_APP_LIBRARY";
 constexpr const char *kAppGeneratorVar = "HL_PROTUNER_APP_GENERATOR";
 constexpr const char *kAppParamsVar = "HL_PROTUNER_APP_PARAMS";
 constexpr const char *kMeasureChildVar = "HL_PROTUNER_MEASURE_CHILD";
+constexpr const char *kAllowUnmeasuredVar = "HL_PROTUNER_ALLOW_UNMEASURED";
 
 [[noreturn]] void refuse(const char *var, const std::string &value, const std::string &why) {
   throw ConfigError(std::string(var) + "='" + value + "' is not valid: " + why);
@@ -89,6 +90,7 @@ std::string PluginSettings::describe() const {
   if (schedule_json_path) os << " schedule_json=" << *schedule_json_path;
   if (app) os << " app=" << app->library << ":" << app->generator;
   if (measure_child) os << " measure_child=" << *measure_child;
+  if (allow_unmeasured) os << " allow_unmeasured=1";
   return os.str();
 }
 
@@ -132,6 +134,10 @@ PluginSettings plugin_settings_from(const EnvLookup &lookup) {
                       " and " + kAppGeneratorVar + " are not");
   }
   if (auto v = get(kMeasureChildVar)) s.measure_child = *v;
+  if (auto v = get(kAllowUnmeasuredVar)) {
+    if (*v != "0" && *v != "1") refuse(kAllowUnmeasuredVar, *v, "expected 0 or 1");
+    s.allow_unmeasured = *v == "1";
+  }
   return s;
 }
 

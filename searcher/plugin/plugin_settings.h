@@ -58,6 +58,11 @@ struct PluginSettings {
   // HL_PROTUNER_MEASURE_CHILD: the measurement helper executable. Unset:
   // protuner-measure-child in the bin/ folder beside the plugin's lib/ folder.
   std::optional<std::string> measure_child;
+  // HL_PROTUNER_ALLOW_UNMEASURED: 1 lets a measuring search whose candidates mostly
+  // failed to measure (measurement_failure, measured_candidates.h) return the cost
+  // model's choice anyway, labelled UNMEASURED in the schedule file and the log; 0, the
+  // default, stops the generator with the failures named.
+  bool allow_unmeasured = false;
 
   // One line naming every setting, for the log.
   std::string describe() const;

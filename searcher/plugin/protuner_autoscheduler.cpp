@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "common/errors.h"
+#include "common/unscheduled_check.h"
 #include "measurer/isolated_measurer.h"
 #include "searcher/apply_schedule.h"
 #include "searcher/cost/analytic_calibration.h"
@@ -79,11 +80,15 @@ std::string measure_child_beside_plugin() {
 }
 
 // Real measurement for searches that ask for it: the app named by the settings, measured
-// on this machine in child processes.
+// on this machine in child processes, each candidate within the compile limit `protuner
+// tune` gives one of an app with this budget, so a slow candidate cannot eat the budget.
 struct PluginMeasurer {
   PluginMeasurer(const PluginSettings &settings, const Halide::Target &target)
       : isolated(options(settings)),
-        candidates(isolated, *settings.app, target.to_string(), MeasureSettings{}) {}
+        candidates(isolated, *settings.app, target.to_string(),
+                   with_candidate_compile_limit(
+                       search_measure_settings(), static_cast<double>(settings.budget_seconds),
+                       kDefaultCandidateCompileShare, kDefaultCandidateCompileMinSeconds)) {}
   static IsolatedMeasurerOptions options(const PluginSettings &settings) {
     IsolatedMeasurerOptions o;
     o.child_executable = settings.measure_child.value_or(measure_child_beside_plugin());
@@ -104,6 +109,7 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
 
   // A Pipeline is a handle: scheduling this copy schedules the caller's Funcs.
   Halide::Pipeline pipeline = pipeline_in;
+  require_unscheduled(pipeline);
   auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(pipeline));
   const SearchSpaceOptions space_options = space_options_for(target, params);
   const SearchSpace space(space_options);
@@ -179,6 +185,15 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
   if (measurer && !search_seconds) search_seconds = measurer->candidates.measure({&found.best})[0];
   const bool seed_wins = best_seed && (!search_seconds || best_seed_seconds < *search_seconds);
   const ScheduleState &best = seed_wins ? *best_seed : found.best;
+  // A measuring search whose measurements mostly failed has not tuned anything.
+  std::optional<std::string> unmeasured;
+  if (measurer) unmeasured = measurement_failure(measurer->candidates.tally());
+  if (unmeasured && !settings.allow_unmeasured) {
+    throw ConfigError("the candidates of " + settings.app->generator +
+                      " did not measure (" + *unmeasured +
+                      "); fix the cause, or set HL_PROTUNER_ALLOW_UNMEASURED=1 to accept the "
+                      "cost model's choice unmeasured");
+  }
 
   apply_schedule(best, pipeline);
   if (settings.schedule_json_path) write_schedule_json(best, *settings.schedule_json_path);
@@ -186,6 +201,13 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
   // header says which autoscheduler wrote it).
   results->scheduler_name = kAutoschedulerName;
   results->schedule_source = halide_schedule_body(best);
+  if (unmeasured) {
+    results->schedule_source =
+        "// UNMEASURED: the cost model's choice; measuring failed: " + *unmeasured + "\n" +
+        results->schedule_source;
+    std::cerr << "ProTuner: UNMEASURED schedule returned (HL_PROTUNER_ALLOW_UNMEASURED=1): "
+              << *unmeasured << "\n";
+  }
 
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   std::cerr << "ProTuner: " << graph->funcs.size() << " Funcs, " << search->name() << ": "
@@ -193,6 +215,10 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
             << " cost-model evaluations, " << found.measurements << " measurements in "
             << took.count() << " s; best predicted " << found.best_cost * 1e3 << " ms";
   if (search_seconds) std::cerr << ", measured " << *search_seconds * 1e3 << " ms";
+  if (measurer) {
+    const CandidateTally t = measurer->candidates.tally();
+    std::cerr << "; " << t.ok << " of " << t.ok + t.failed << " schedules measured ok";
+  }
   if (calibration)
     std::cerr << "; model calibrated on " << calibration->samples() << " measurements";
   if (best_seed) {

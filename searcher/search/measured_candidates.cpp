@@ -21,6 +21,22 @@ std::optional<double> seconds_of(const MeasureResult &r) {
 
 }  // namespace
 
+MeasureSettings search_measure_settings() {
+  MeasureSettings s;
+  s.compile_timeout_seconds = 120;
+  s.run_timeout_seconds = 60;
+  return s;
+}
+
+MeasureSettings with_candidate_compile_limit(const MeasureSettings &measure,
+                                             double budget_seconds, double share,
+                                             double min_seconds) {
+  MeasureSettings out = measure;
+  out.compile_timeout_seconds = std::min(measure.compile_timeout_seconds,
+                                         std::max(min_seconds, share * budget_seconds));
+  return out;
+}
+
 BackendCandidateMeasurer::BackendCandidateMeasurer(MeasurementBackend &backend, AppSpec app,
                                                    std::string target, MeasureSettings settings)
     : backend_(backend),
@@ -76,6 +92,11 @@ const MeasureResult &BackendCandidateMeasurer::request(const std::string &schedu
     best_ms_ = std::min(best_ms_.value_or(result.timing.min_ms), result.timing.min_ms);
   }
   if (!result.ok()) {
+    constexpr size_t kErrorsKept = 3;
+    if (first_errors_.size() < kErrorsKept) {
+      first_errors_.push_back(std::string(status_name(result.status)) + ": " +
+                              first_line(result.error));
+    }
     spdlog::warn("{}: a candidate failed to measure: {}: {}", app_.name, status_name(result.status),
                  first_line(result.error));
     spdlog::debug("{}: full error of the failed candidate: {}", app_.name, result.error);
@@ -89,6 +110,27 @@ void BackendCandidateMeasurer::stop_line_reference(double ms) {
   if (!(ms > 0)) return;
   std::lock_guard<std::mutex> lock(mutex_);
   best_ms_ = std::min(best_ms_.value_or(ms), ms);
+}
+
+CandidateTally BackendCandidateMeasurer::tally() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  CandidateTally t;
+  for (const auto &[json, result] : results_) ++(result.ok() ? t.ok : t.failed);
+  t.first_errors = first_errors_;
+  return t;
+}
+
+std::optional<std::string> measurement_failure(const CandidateTally &tally) {
+  if (tally.ok > 0 && tally.failed <= tally.ok) return std::nullopt;
+  std::string why = tally.ok == 0 && tally.failed == 0
+                        ? std::string("no schedule was measured")
+                        : std::to_string(tally.failed) + " of " +
+                              std::to_string(tally.ok + tally.failed) +
+                              " schedules failed to measure";
+  for (size_t i = 0; i < tally.first_errors.size(); ++i) {
+    why += (i == 0 ? "; first: " : "; then: ") + tally.first_errors[i];
+  }
+  return why;
 }
 
 int64_t BackendCandidateMeasurer::measurements() const {

@@ -25,6 +25,37 @@
 
 namespace protuner {
 
+// How a search's candidates are measured, before the app's budget is known: the farm's
+// settings, except shorter time limits, since a candidate that needs minutes to compile is
+// never a winner and a budget is minutes (MeasureSettings' 300 s would eat a 2-minute
+// budget twice).
+MeasureSettings search_measure_settings();
+
+// `measure` with the compile limit of a candidate of an app with a budget of
+// `budget_seconds`: `share` of it, within [min_seconds, measure.compile_timeout_seconds].
+// One candidate that compiles for two minutes would otherwise eat most of a short budget
+// (seen on bilateral_grid at 3 minutes). The defaults, which tune and the plugin use: 15
+// minutes allow 120 s, 3 minutes 27 s, 2 minutes 20 s.
+inline constexpr double kDefaultCandidateCompileShare = 0.15;
+inline constexpr double kDefaultCandidateCompileMinSeconds = 20;
+MeasureSettings with_candidate_compile_limit(const MeasureSettings &measure,
+                                             double budget_seconds, double share,
+                                             double min_seconds);
+
+// How the distinct schedules measured for an app fared.
+struct CandidateTally {
+  int64_t ok = 0, failed = 0;
+  // The first few failures, in the order they happened: "status: first line of the error".
+  std::vector<std::string> first_errors;
+};
+
+// Why an app's measurements cannot be trusted to have tuned it, or nullopt: nothing
+// measured ok, or more candidates failed than measured ok (a reference that fails, a
+// pipeline protuner cannot schedule or a generator it builds wrong fails them all). Names
+// the counts and the first errors. Tune and the plugin refuse such an app rather than fall
+// back to the cost model's choice unmeasured.
+std::optional<std::string> measurement_failure(const CandidateTally &tally);
+
 class BackendCandidateMeasurer : public CandidateMeasurer {
  public:
   // `backend` must outlive this object. `target` is a Halide target string ("host": the
@@ -46,6 +77,9 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
   // than a candidate may (tune's fallback on resnet50's whole network).
   std::optional<double> measure_allowing_compile(const ScheduleState &state,
                                                  double compile_timeout_seconds);
+
+  // Every schedule measured so far, counted by outcome (the latest result of each).
+  CandidateTally tally() const;
 
   // The remembered result for a schedule's JSON text, if it was measured.
   std::optional<MeasureResult> result_for(const std::string &schedule_json) const;
@@ -86,6 +120,7 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
   MeasureSettings settings_;
   mutable std::mutex mutex_;
   std::map<std::string, MeasureResult> results_;  // by schedule JSON text
+  std::vector<std::string> first_errors_;         // CandidateTally::first_errors
   int64_t measurements_ = 0;                      // requests sent (repeats excluded)
   double stop_above_best_ = 0;
   std::optional<double> best_ms_;  // the fastest successful result (or reference) so far

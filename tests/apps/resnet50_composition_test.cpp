@@ -40,7 +40,7 @@ struct Part {
 
 Part make_part(const std::string &generator, const Halide::Target &target) {
   Part part(protuner::AppInstance::create({generator, PROTUNER_RESNET50_LIBRARY, generator, {}},
-                                          target, {{"expert", "true"}}));
+                                          target, protuner::GeneratorSchedule::kOwn));
   std::vector<Halide::Internal::Function> outputs;
   for (const Halide::Func &f : part.app.pipeline().outputs()) outputs.push_back(f.function());
   for (const auto &a : Halide::Internal::infer_arguments(Halide::Internal::Stmt(), outputs)) {

@@ -81,7 +81,7 @@ std::optional<Result> evaluate(const char *name, const std::function<Halide::Pip
     try {
       apply_schedule(state, p);
       bind_random_inputs(p, 1);
-      Halide::Realization out = allocate_outputs(p, estimated_output_extents(p));
+      Halide::Realization out = allocate_estimated_outputs(p);
       p.compile_jit(target);
       ms = time_runs([&] { p.realize(out, target); }, settings).min_ms;
     } catch (const Halide::Error &e) {

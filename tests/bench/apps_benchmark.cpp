@@ -18,11 +18,11 @@ namespace {
 
 using namespace protuner;
 
-void run_expert(benchmark::State &state, const AppSpec &spec) {
-  AppInstance app = AppInstance::create(spec, host_target(), {{"expert", "true"}});
+void run_own(benchmark::State &state, const AppSpec &spec) {
+  AppInstance app = AppInstance::create(spec, host_target(), GeneratorSchedule::kOwn);
   Halide::Pipeline &p = app.pipeline();
   bind_random_inputs(p, 1);
-  Halide::Realization out = allocate_outputs(p, estimated_output_extents(p));
+  Halide::Realization out = allocate_estimated_outputs(p);
   p.compile_jit(app.target());
   p.realize(out, app.target());  // warm-up: page faults, thread pool start
   for (auto _ : state) p.realize(out, app.target());
@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   for (const SuiteApp &app : suite.apps) {
-    benchmark::RegisterBenchmark(("expert/" + app.spec.name).c_str(), run_expert, app.spec)
+    benchmark::RegisterBenchmark(("own/" + app.spec.name).c_str(), run_own, app.spec)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
         ->MinTime(1.0);

@@ -1,6 +1,6 @@
 // The measurer's two numbers from issue 5, printed as a table (not a test: timings on a
 // shared machine are for a person to read):
-//   overhead      - the minimum the IsolatedMeasurer reports for an app's expert schedule
+//   overhead      - the minimum the IsolatedMeasurer reports for an app's own schedule
 //                   vs the same pipeline compiled in this process and timed in a tight
 //                   loop on the same CPUs with the same thread count (target: within 5%);
 //   repeatability - the spread of the minima of 5 isolated measurements of the same
@@ -9,8 +9,7 @@
 // Usage: measurer_benchmark [--apps harris,unsharp,resnet50/resnet50_head] [--repeats 5]
 //                           [--cpus 0,1] [--samples N] [--max-samples N]
 //                           [--min-sample-seconds S]
-// An app is <library>/<generator> or <name> (library libprotuner_app_<name>.so, generator
-// <name>), found in the build's lib/.
+// Apps are named as tests/bench/bench_apps.h says.
 #include <sched.h>
 #include <unistd.h>
 
@@ -29,10 +28,13 @@
 #include "measurer/child_environment.h"
 #include "measurer/isolated_measurer.h"
 #include "measurer/timing.h"
+#include "tests/bench/bench_apps.h"
 
 namespace {
 
 using namespace protuner;
+using bench::app_spec;
+using bench::split_list;
 
 struct Args {
   std::vector<std::string> apps = {"harris", "unsharp", "resnet50/resnet50_head"};
@@ -41,28 +43,14 @@ struct Args {
   MeasureSettings settings;  // the farm's defaults (measurer/timing.h) unless flags say
 };
 
-std::vector<std::string> split(const std::string &s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
-  return out;
-}
-
-AppSpec app_spec(const std::string &arg) {
-  const auto slash = arg.find('/');
-  const std::string lib = slash == std::string::npos ? arg : arg.substr(0, slash);
-  const std::string gen = slash == std::string::npos ? arg : arg.substr(slash + 1);
-  return {gen, std::string(PROTUNER_APP_LIBRARY_DIR) + "/libprotuner_app_" + lib + ".so", gen, {}};
-}
-
-// The app's expert schedule compiled in this process and timed in a tight loop around
+// The app's own schedule compiled in this process and timed in a tight loop around
 // realize() with the same statistic the measurer reports (measurer/timing.h).
 class DirectTimer {
  public:
   explicit DirectTimer(const AppSpec &spec)
       : target_(host_target()),
-        app_(AppInstance::create(spec, target_, {{"expert", "true"}})),
-        out_(allocate_outputs(app_.pipeline(), estimated_output_extents(app_.pipeline()))) {
+        app_(AppInstance::create(spec, target_, GeneratorSchedule::kOwn)),
+        out_(allocate_estimated_outputs(app_.pipeline())) {
     bind_random_inputs(app_.pipeline(), 1);
     app_.pipeline().compile_jit(target_);
   }
@@ -97,9 +85,14 @@ void pin_this_process(const std::vector<int> &cpus) {
 // starts itself again with them.
 void run_under_measure_allocator_policy(char **argv) {
   const char *current = std::getenv("GLIBC_TUNABLES");
-  const std::string wanted = with_measure_malloc_tunables(current ? current : "");
-  if (current && wanted == current) return;
-  setenv("GLIBC_TUNABLES", wanted.c_str(), 1);
+  const std::string wanted =
+      with_malloc_tunables(current ? current : "", MeasureSettings{}.allocator);
+  if (wanted == (current ? current : "")) return;
+  if (wanted.empty()) {
+    unsetenv("GLIBC_TUNABLES");
+  } else {
+    setenv("GLIBC_TUNABLES", wanted.c_str(), 1);
+  }
   execv("/proc/self/exe", argv);
   std::cerr << "measurer_benchmark: cannot restart under the allocator policy; direct timings "
                "use glibc's defaults\n";
@@ -114,11 +107,11 @@ int main(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--apps") {
-      args.apps = split(value);
+      args.apps = split_list(value);
     } else if (flag == "--repeats") {
       args.repeats = std::stoi(value);
     } else if (flag == "--cpus") {
-      for (const auto &c : split(value)) args.cpus.push_back(std::stoi(c));
+      for (const auto &c : split_list(value)) args.cpus.push_back(std::stoi(c));
     } else if (flag == "--samples") {
       args.settings.timing.set_samples(std::stoi(value));
     } else if (flag == "--max-samples") {
@@ -146,7 +139,7 @@ int main(int argc, char **argv) {
   for (const std::string &name : args.apps) {
     MeasureRequest request;
     request.app = app_spec(name);
-    request.schedule = {ScheduleKind::kExpert, ""};
+    request.schedule = {ScheduleKind::kOwn, ""};
     request.target = "host";
     request.settings = settings;
     // Isolated and direct alternate, so a change in background load touches both alike.
@@ -198,7 +191,8 @@ int main(int argc, char **argv) {
             << "the direct minima (one process, one compiled pipeline, the same buffers: what "
             << "the machine itself drifts); direct times with GLIBC_TUNABLES="
             << (std::getenv("GLIBC_TUNABLES") ? std::getenv("GLIBC_TUNABLES") : "(unset)")
-            << ", the measure child with " << kMeasureMallocTunables << "\n\n";
+            << ", the measure child under the "
+            << allocator_policy_name(MeasureSettings{}.allocator) << " allocator policy\n\n";
   table.print(std::cout);
   return 0;
 }

@@ -236,9 +236,9 @@ int main(int argc, char **argv) {
       }
     }
     if (!files.empty()) {
-      AppInstance expert = AppInstance::create(instance.spec(), target, {{"expert", "true"}});
-      std::cerr << "\nexpert:\n";
-      expert.pipeline().outputs()[0].print_loop_nest();
+      AppInstance own = AppInstance::create(instance.spec(), target, GeneratorSchedule::kOwn);
+      std::cerr << "\nown schedule:\n";
+      own.pipeline().outputs()[0].print_loop_nest();
     }
   } catch (const std::exception &e) {
     std::cerr << "search_probe: " << e.what() << "\n";

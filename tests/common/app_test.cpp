@@ -49,6 +49,13 @@ TEST(AppInstance, UnknownParameterIsRefusedByName) {
   EXPECT_NE(e.find("bogus_param"), std::string::npos) << e;
 }
 
+TEST(AppInstance, AutoScheduleIsProtunersToSet) {
+  AppSpec spec = test_blur_spec();
+  spec.params["auto_schedule"] = "true";
+  const std::string e = error_of([&] { AppInstance::create(spec, host_target()); });
+  EXPECT_NE(e.find("'auto_schedule' is protuner's to set"), std::string::npos) << e;
+}
+
 Halide::Buffer<> run(AppInstance &app, const std::vector<std::vector<int>> &extents) {
   bind_random_inputs(app.pipeline(), 7);
   Halide::Realization r = allocate_outputs(app.pipeline(), extents);
@@ -56,15 +63,15 @@ Halide::Buffer<> run(AppInstance &app, const std::vector<std::vector<int>> &exte
   return r[0];
 }
 
-TEST(AppInstance, ExpertDefaultAndRootSchedulesComputeTheSameBits) {
+TEST(AppInstance, OwnDefaultAndRootSchedulesComputeTheSameBits) {
   const auto target = host_target().with_feature(Halide::Target::StrictFloat);
   AppInstance def = AppInstance::create(test_blur_spec(), target);
-  AppInstance expert = AppInstance::create(test_blur_spec(), target, {{"expert", "true"}});
+  AppInstance own = AppInstance::create(test_blur_spec(), target, GeneratorSchedule::kOwn);
   AppInstance root = AppInstance::create(test_blur_spec(), target);
   apply_root_schedule(root.pipeline());
   const auto extents = estimated_output_extents(def.pipeline());
   ASSERT_EQ(extents, (std::vector<std::vector<int>>{{512, 256}}));
-  Halide::Buffer<> a = run(def, extents), b = run(expert, extents), c = run(root, extents);
+  Halide::Buffer<> a = run(def, extents), b = run(own, extents), c = run(root, extents);
   EXPECT_EQ(first_bitwise_difference(a, b), std::nullopt);
   EXPECT_EQ(first_bitwise_difference(a, c), std::nullopt);
 }

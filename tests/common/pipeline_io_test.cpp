@@ -68,6 +68,38 @@ TEST(EstimatedOutputExtents, MissingEstimateIsRefusedNamingTheOutput) {
   EXPECT_THROW(estimated_output_extents(app.pipeline()), ConfigError);
 }
 
+TEST(AllocateEstimatedOutputs, PutsOutputsWhereTheirEstimatesStart) {
+  AppInstance app = make("test_estimate_min");
+  Halide::Realization out = allocate_estimated_outputs(app.pipeline());
+  ASSERT_EQ(out.size(), 1u);
+  Halide::Buffer<> b = out[0];
+  EXPECT_EQ(b.dim(0).min(), 1);
+  EXPECT_EQ(b.dim(0).extent(), 256);
+  EXPECT_EQ(b.dim(1).min(), 1);
+  EXPECT_EQ(b.dim(1).extent(), 128);
+}
+
+TEST(AllocateEstimatedOutputs, ConstraintsWinOverEstimates) {
+  AppInstance app = make("test_constrained_output");
+  const EstimatedShape shape = output_estimate(app.pipeline().outputs()[0].function());
+  EXPECT_EQ(shape.extents, (std::vector<int>{64, 32, 16}));  // estimated 40 x 32 x 10
+  EXPECT_EQ(shape.mins, (std::vector<int>{0, 0, 0}));
+}
+
+TEST(BindRandomInputs, LaysOutAnInterleavedInputAsItsStrideConstraintsSay) {
+  AppInstance app = make("test_interleaved_input");
+  const auto inputs = bind_random_inputs(app.pipeline(), 1);
+  ASSERT_EQ(inputs.size(), 1u);
+  const Halide::Buffer<> &b = inputs[0].buffer;
+  EXPECT_EQ(b.dim(2).stride(), 1);
+  EXPECT_EQ(b.dim(0).stride(), 3);
+  EXPECT_EQ(b.dim(1).stride(), 3 * 128);
+  // And the pipeline runs on it: Halide checks the strides.
+  Halide::Realization out = allocate_estimated_outputs(app.pipeline());
+  apply_root_schedule(app.pipeline());
+  EXPECT_NO_THROW(app.pipeline().realize(out, app.target()));
+}
+
 TEST(FirstBitwiseDifference, FindsTheFirstDifferingElementAndShapeMismatches) {
   Halide::Buffer<float> a(4, 3), b(4, 3), c(4, 2);
   a.fill(1.0f);

@@ -55,7 +55,7 @@ TEST_F(SuiteFile, ParsesAppsAndAppliesDefaults) {
                              "    library: " +
                              kLib +
                              "\n"
-                             "    params: {expert: true}\n"
+                             "    params: {divisor: 2}\n"
                              "  - name: test_blur\n"
                              "    library: " +
                              kLib +
@@ -64,7 +64,7 @@ TEST_F(SuiteFile, ParsesAppsAndAppliesDefaults) {
   EXPECT_EQ(s.name, "t");
   ASSERT_EQ(s.apps.size(), 2u);
   EXPECT_EQ(s.apps[0].spec.generator, "test_blur");
-  EXPECT_EQ(s.apps[0].spec.params.at("expert"), "true");
+  EXPECT_EQ(s.apps[0].spec.params.at("divisor"), "2");
   EXPECT_DOUBLE_EQ(s.apps[0].budget_minutes, 2.5);
   EXPECT_EQ(s.apps[0].seeds, 3);
   EXPECT_EQ(s.apps[0].line, 4);

@@ -38,9 +38,9 @@ class MeasureCli : public ::testing::Test {
 };
 
 TEST_F(MeasureCli, PrintsATableForAnOkMeasurement) {
-  const CommandResult r = run(kBlur + " --expert");
+  const CommandResult r = run(kBlur + " --own");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  for (const char *part : {"schedule expert", "status", " ok ", "min", " ms", "compile", "smt"}) {
+  for (const char *part : {"schedule own", "status", " ok ", "min", " ms", "compile", "smt"}) {
     EXPECT_NE(r.output.find(part), std::string::npos) << part << " in:\n" << r.output;
   }
 }
@@ -59,7 +59,7 @@ TEST_F(MeasureCli, JsonIsOneResultObject) {
 
 TEST_F(MeasureCli, AFailedCandidateExitsNonZeroWithItsStatus) {
   const CommandResult r = run(std::string("--library ") + PROTUNER_TEST_FAULTY_LIBRARY +
-                              " --generator test_wrong_scan --expert");
+                              " --generator test_wrong_scan --own");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("wrong_output"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("first at ("), std::string::npos) << r.output;
@@ -80,13 +80,13 @@ TEST_F(MeasureCli, AnAppFromASuiteFile) {
 }
 
 TEST_F(MeasureCli, UsageErrorsSayWhatIsMissing) {
-  const CommandResult two = run(kBlur + " --expert --root");
+  const CommandResult two = run(kBlur + " --own --root");
   EXPECT_EQ(two.exit_code, 2) << two.output;
   EXPECT_NE(two.output.find("choose exactly one schedule"), std::string::npos) << two.output;
-  const CommandResult no_app = run("--expert");
+  const CommandResult no_app = run("--own");
   EXPECT_EQ(no_app.exit_code, 2) << no_app.output;
   EXPECT_NE(no_app.output.find("name the app"), std::string::npos) << no_app.output;
-  const CommandResult bad_param = run(kBlur + " --expert --param nonsense");
+  const CommandResult bad_param = run(kBlur + " --own --param nonsense");
   EXPECT_EQ(bad_param.exit_code, 2) << bad_param.output;
 }
 

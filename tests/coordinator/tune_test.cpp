@@ -136,6 +136,29 @@ TEST(BackendCandidateMeasurer, AFailedCandidateIsNulloptAndIsNotSentAgain) {
   EXPECT_EQ(m.result_for(schedule_to_json(states[0]))->status, MeasureStatus::kTimeout);
 }
 
+// Tune and the plugin refuse an app most of whose schedules failed: the tally counts each
+// schedule once and keeps the first errors' first lines.
+TEST(BackendCandidateMeasurer, MostSchedulesFailingIsAMeasurementFailureNamingTheFirstErrors) {
+  const auto states = random_states(5);
+  FakeBackend backend;
+  backend.fail_with = MeasureStatus::kCompileError;
+  backend.ok_before_failing = 2;
+  BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
+  EXPECT_EQ(measurement_failure(m.tally()), "no schedule was measured");
+  for (int i = 0; i < 4; ++i) m.measure({&states[i]});
+  m.measure({&states[3]});  // a repeat counts once
+  CandidateTally t = m.tally();
+  EXPECT_EQ(t.ok, 2);
+  EXPECT_EQ(t.failed, 2);
+  EXPECT_EQ(measurement_failure(t), std::nullopt) << "half failed: not most";
+  m.measure({&states[4]});
+  t = m.tally();
+  const std::optional<std::string> why = measurement_failure(t);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "3 of 5 schedules failed to measure; first: compile_error: it broke; then: "
+                  "compile_error: it broke; then: compile_error: it broke");
+}
+
 // The observer (tune's calibration) hears of each schedule that measured successfully,
 // once: not of repeats, nor of failures.
 TEST(BackendCandidateMeasurer, TellsItsObserverOfEachNewSuccessOnce) {
@@ -483,7 +506,7 @@ TEST_F(TuneCli, WritesTheScheduleItsResultAndTraceAndTheScheduleMeasuresAgain) {
                                    "--samples 3 --out " +
                                    out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char *part : {"test_blur", "best ms", "expert ms", "default ms", "vs expert"}) {
+  for (const char *part : {"test_blur", "best ms", "own ms", "default ms", "vs own"}) {
     EXPECT_NE(r.output.find(part), std::string::npos) << part << " in:\n" << r.output;
   }
   const std::filesystem::path dir = std::filesystem::path(out) / "test_blur";
@@ -495,7 +518,9 @@ TEST_F(TuneCli, WritesTheScheduleItsResultAndTraceAndTheScheduleMeasuresAgain) {
   EXPECT_EQ(result.at("seeds").at(0), 1);
   EXPECT_GT(result.at("compile_seconds").get<double>(), 0);
   EXPECT_FALSE(result.at("host").at("cpu_model").get<std::string>().empty());
-  for (const char *baseline : {"default", "expert"}) {
+  EXPECT_EQ(result.at("status"), "ok");
+  EXPECT_EQ(result.at("allocator"), "platform");
+  for (const char *baseline : {"default", "own"}) {
     EXPECT_EQ(result.at(baseline).at("status"), "ok") << result.dump(2);
     const double speedup = result.at(std::string("speedup_over_") + baseline).get<double>();
     EXPECT_NEAR(
@@ -546,8 +571,8 @@ TEST(RecordingBackend, RecordsOkMeasurementsOfProtunerSchedulesOnly) {
   MeasureRequest request{
       kBlurApp, {ScheduleKind::kProtuner, schedule_to_json(states[0])}, "host", {}};
   EXPECT_TRUE(recorder.measure(request).ok());
-  MeasureRequest expert{kBlurApp, {ScheduleKind::kExpert}, "host", {}};
-  EXPECT_TRUE(recorder.measure(expert).ok());  // a baseline: measured, not recorded
+  MeasureRequest own{kBlurApp, {ScheduleKind::kOwn}, "host", {}};
+  EXPECT_TRUE(recorder.measure(own).ok());  // a baseline: measured, not recorded
   inner.fail_with = MeasureStatus::kWrongOutput;
   request.schedule.schedule_json = schedule_to_json(states[1]);
   EXPECT_EQ(recorder.measure(request).status, MeasureStatus::kWrongOutput);
@@ -654,6 +679,24 @@ TEST_F(TuneCli, AnAppThatCannotBeTunedIsReportedAndExitsOne) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("test_no_estimates: cannot load the app"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("failed"), std::string::npos) << r.output;
+}
+
+// A generator that schedules itself although built for an autoscheduler breaks Halide's
+// contract: tune refuses it before searching, naming the Func, and records the failure.
+TEST_F(TuneCli, AGeneratorThatSchedulesItselfFailsNamingTheFunc) {
+  const std::string out = temp_dir() + "/self_scheduled";
+  const CommandResult r =
+      protuner(std::string("tune --library ") + PROTUNER_TEST_GENERATOR_LIBRARY +
+               " --generator test_always_scheduled --algorithm random --budget-minutes 0.1 "
+               "--samples 3 --out " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("Func 'doubled'"), std::string::npos) << r.output;
+  const auto result = nlohmann::json::parse(
+      read_file(std::filesystem::path(out) / "test_always_scheduled" / "result.json"));
+  EXPECT_EQ(result.at("status"), "failed");
+  EXPECT_NE(result.at("error").get<std::string>().find("Func 'doubled'"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(out) / "test_always_scheduled" /
+                                       "schedule.h"));
 }
 
 // The first `count` of `tries` random schedules of test_blur that the analytic model tells

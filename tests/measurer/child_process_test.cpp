@@ -44,7 +44,7 @@ class FakeChildTest : public ::testing::Test {
   static MeasureRequest any_request() {
     MeasureRequest r;
     r.app = {"fake", "/fake/lib.so", "fake", {}};
-    r.schedule = {ScheduleKind::kExpert, ""};
+    r.schedule = {ScheduleKind::kOwn, ""};
     r.target = "host";
     r.settings.compile_timeout_seconds = 10;
     r.settings.run_timeout_seconds = 10;

@@ -19,6 +19,8 @@
 #include "measurer/isolated_measurer.h"
 #include "measurer/measure_child.h"
 #include "measurer/output_check.h"
+#include "tests/measurer/quick_request.h"
+#include "tests/measurer/random_schedule.h"
 #include "searcher/pipeline_graph.h"
 #include "searcher/schedule_json.h"
 #include "searcher/search_space.h"
@@ -26,35 +28,17 @@
 namespace protuner {
 namespace {
 
-// Short timing: these tests check statuses, not runtimes.
-MeasureSettings quick_settings() {
-  MeasureSettings s;
-  s.timing.warmup_runs = 1;
-  s.timing.set_samples(3);
-  s.timing.max_samples = 3;
-  s.timing.min_sample_seconds = 0.005;
-  s.compile_timeout_seconds = 60;
-  s.run_timeout_seconds = 30;
-  s.memory_limit_mb = 4096;
-  return s;
-}
-
 MeasureRequest request(const std::string &library, const std::string &generator,
                        ScheduleKind kind, const std::string &schedule_json = "") {
-  MeasureRequest r;
-  r.app = {generator, library, generator, {}};
-  r.schedule = {kind, schedule_json};
-  r.target = "host";
-  r.settings = quick_settings();
-  return r;
+  return quick_request(library, generator, {kind, schedule_json});
 }
 
-MeasureRequest blur(ScheduleKind kind = ScheduleKind::kExpert) {
+MeasureRequest blur(ScheduleKind kind = ScheduleKind::kOwn) {
   return request(PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", kind);
 }
 
 MeasureRequest faulty(const std::string &generator) {
-  return request(PROTUNER_TEST_FAULTY_LIBRARY, generator, ScheduleKind::kExpert);
+  return request(PROTUNER_TEST_FAULTY_LIBRARY, generator, ScheduleKind::kOwn);
 }
 
 // A measurer without the result cache, sharing reference outputs with the other test
@@ -68,15 +52,7 @@ IsolatedMeasurerOptions test_options() {
 
 // A random complete protuner schedule for test_blur, in its serialized form.
 std::string random_blur_schedule() {
-  const Halide::Target target = host_target();
-  AppInstance app = AppInstance::create(
-      {"test_blur", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}}, target);
-  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(app.pipeline()));
-  const SearchSpace space(SearchSpaceOptions::for_target(target));
-  std::mt19937_64 rng(7);
-  ScheduleState state(graph);
-  EXPECT_TRUE(space.random_rollout(state, rng));
-  return schedule_to_json(state);
+  return random_protuner_schedule(PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", 7);
 }
 
 void expect_good_candidate_ok(IsolatedMeasurer &m) {
@@ -194,15 +170,14 @@ TEST(IsolatedMeasurer, AScheduleBugIsWrongOutputNamingTheFirstBadPoint) {
 }
 
 // What a schedule computes on the standard inputs, in this process.
-Halide::Buffer<> output_of(const std::string &generator, bool expert) {
-  std::map<std::string, std::string> params;
-  if (expert) params["expert"] = "true";
-  AppInstance app = AppInstance::create(
-      {generator, PROTUNER_TEST_FAULTY_LIBRARY, generator, {}}, host_target(), params);
+Halide::Buffer<> output_of(const std::string &generator, bool own) {
+  AppInstance app = AppInstance::create({generator, PROTUNER_TEST_FAULTY_LIBRARY, generator, {}},
+                                        host_target(),
+                                        own ? GeneratorSchedule::kOwn : GeneratorSchedule::kUnscheduled);
   Halide::Pipeline &p = app.pipeline();
-  if (!expert) apply_root_schedule(p);
+  if (!own) apply_root_schedule(p);
   bind_random_inputs(p, ChildMeasureOptions{}.input_seed);
-  Halide::Realization out = allocate_outputs(p, estimated_output_extents(p));
+  Halide::Realization out = allocate_estimated_outputs(p);
   p.realize(out, host_target());
   return out[0];
 }
@@ -222,7 +197,7 @@ TEST(IsolatedMeasurer, AnOutputOffOnlyByFloatContractionIsRight) {
 TEST(IsolatedMeasurer, BadRequestsSayWhatIsWrong) {
   IsolatedMeasurer m(test_options());
   const MeasureResult unknown =
-      m.measure(request(PROTUNER_TEST_GENERATOR_LIBRARY, "nope", ScheduleKind::kExpert));
+      m.measure(request(PROTUNER_TEST_GENERATOR_LIBRARY, "nope", ScheduleKind::kOwn));
   EXPECT_STATUS(unknown, MeasureStatus::kBadRequest);
   EXPECT_NE(unknown.error.find("has no generator 'nope'"), std::string::npos) << unknown.error;
 

@@ -67,7 +67,7 @@ TEST(MeasureJson, RequestRoundTripsEveryField) {
 }
 
 TEST(MeasureJson, EveryScheduleKindRoundTrips) {
-  for (ScheduleKind k : {ScheduleKind::kExpert, ScheduleKind::kDefault, ScheduleKind::kRoot}) {
+  for (ScheduleKind k : {ScheduleKind::kOwn, ScheduleKind::kDefault, ScheduleKind::kRoot}) {
     MeasureRequest r = sample_request();
     r.schedule = {k, ""};
     EXPECT_EQ(request_from_json(request_to_json(r)).schedule.kind, k);
@@ -103,7 +103,7 @@ TEST(MeasureJson, AutoschedulerFieldsAreCheckedAgainstTheKind) {
             "request.schedule.autoscheduler is required for kind 'autoscheduler'");
   EXPECT_EQ(request_with(R"({"kind": "root", "autoscheduler": "Adams2019"})"),
             "request.schedule.autoscheduler is only allowed for kind 'autoscheduler'");
-  EXPECT_EQ(request_with(R"({"kind": "expert", "plugin": "/p.so"})"),
+  EXPECT_EQ(request_with(R"({"kind": "own", "plugin": "/p.so"})"),
             "request.schedule.plugin is only allowed for kind 'autoscheduler'");
   const std::string unknown = request_with(R"({"kind": "autoscheduler", "autoscheduler": "Fast"})");
   EXPECT_NE(unknown.find("request.schedule.autoscheduler unknown autoscheduler 'Fast'"),
@@ -115,7 +115,7 @@ TEST(MeasureJson, AutoschedulerFieldsAreCheckedAgainstTheKind) {
 TEST(MeasureJson, OmittedSettingsTakeTheDefaults) {
   const MeasureRequest r = request_from_json(
       R"({"app": {"library": "/l.so", "generator": "g", "params": {"expert": true, "n": 3}},
-          "schedule": {"kind": "expert"}})");
+          "schedule": {"kind": "own"}})");
   const MeasureSettings defaults;
   EXPECT_EQ(r.app.name, "g");  // the generator names an app without a name
   EXPECT_EQ(r.app.params.at("expert"), "true");

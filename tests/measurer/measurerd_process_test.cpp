@@ -1,5 +1,5 @@
 // The real `protuner-measurerd` executable, as child processes on loopback, measuring real
-// small candidates (the test blur generator, root / default / expert schedules) through the
+// small candidates (the test blur generator, root / default / own schedules) through the
 // client: a batch over two daemons survives one of them being SIGKILLed mid-batch, and a
 // daemon exports metrics and exits cleanly on SIGTERM.
 #include <signal.h>
@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "searcher/measurer_client.h"
+#include "tests/measurer/quick_request.h"
 #include "tests/measurer/service_test_support.h"
 #include "tests/support/loopback.h"
 
@@ -90,20 +91,9 @@ double metric(const std::string &page, const std::string &name) {
   return std::regex_search(page, m, re) ? std::stod(m[1]) : -1;
 }
 
+// Statuses are what this test checks, not runtimes: short timing.
 MeasureRequest blur(ScheduleKind kind) {
-  MeasureRequest r;
-  r.app = {"test_blur", PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {}};
-  r.schedule.kind = kind;
-  r.target = "host";
-  // Statuses are what this test checks, not runtimes: short timing.
-  r.settings.timing.warmup_runs = 1;
-  r.settings.timing.set_samples(3);
-  r.settings.timing.max_samples = 3;
-  r.settings.timing.min_sample_seconds = 0.005;
-  r.settings.compile_timeout_seconds = 60;
-  r.settings.run_timeout_seconds = 30;
-  r.settings.memory_limit_mb = 4096;
-  return r;
+  return quick_request(PROTUNER_TEST_GENERATOR_LIBRARY, "test_blur", {kind});
 }
 
 ClientOptions process_client() {
@@ -116,7 +106,7 @@ ClientOptions process_client() {
 TEST(MeasurerdProcess, BatchSurvivesOneDaemonKilledMidBatch) {
   MeasurerdProcess a, b;
   MeasurerClient client({a.endpoint(), b.endpoint()}, process_client());
-  const ScheduleKind kinds[] = {ScheduleKind::kRoot, ScheduleKind::kDefault, ScheduleKind::kExpert};
+  const ScheduleKind kinds[] = {ScheduleKind::kRoot, ScheduleKind::kDefault, ScheduleKind::kOwn};
   std::vector<MeasureRequest> batch;
   for (int i = 0; i < 8; ++i) batch.push_back(blur(kinds[i % 3]));
 

@@ -384,7 +384,7 @@ TEST(RandomPipeline, StagesParamSetsTheNumberOfBlocks) {
 Halide::Buffer<> run_with(AppInstance &app) {
   Halide::Pipeline &p = app.pipeline();
   bind_random_inputs(p, 5);
-  Halide::Realization out = allocate_outputs(p, estimated_output_extents(p));
+  Halide::Realization out = allocate_estimated_outputs(p);
   p.realize(out, strict_host());
   return out[0];
 }
@@ -427,7 +427,7 @@ TEST(RandomPipeline, ExpertScheduleComputesTheRootSchedulesBits) {
   // Seed 5 with scans: the expert schedule keeps to the pure variables a scan's update has.
   for (auto [seed, scans] : {std::pair{3u, false}, {12u, false}, {5u, true}}) {
     AppInstance app =
-        AppInstance::create(random_spec(seed, 0, scans), strict_host(), {{"expert", "true"}});
+        AppInstance::create(random_spec(seed, 0, scans), strict_host(), GeneratorSchedule::kOwn);
     EXPECT_EQ(first_bitwise_difference(run_root(seed, scans), run_with(app)), std::nullopt)
         << "seed " << seed << (scans ? " with scans" : "");
   }

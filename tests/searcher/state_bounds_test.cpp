@@ -101,7 +101,7 @@ void check_schedule_matches_halide(const std::function<Halide::Pipeline()> &buil
   }
   traced().clear();
   bind_random_inputs(p, 5);
-  Halide::Realization out = allocate_outputs(p, estimated_output_extents(p));
+  Halide::Realization out = allocate_estimated_outputs(p);
   p.jit_handlers().custom_trace = record;
   try {
     p.realize(out, host_target());

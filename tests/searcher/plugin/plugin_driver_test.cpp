@@ -163,5 +163,44 @@ TEST_F(PluginDriver, RefusesABadSettingNamingTheVariable) {
   EXPECT_FALSE(fs::exists(dir_ / "harris.a"));
 }
 
+// The driver on one of the test generators, with the plugin's settings in `env`.
+std::string test_generator_command(const std::string &env, const std::string &generator,
+                                   const fs::path &out) {
+  return env + " " + PROTUNER_GENGEN + " -p " + PROTUNER_TEST_GENERATOR_LIBRARY + "," +
+         PROTUNER_PLUGIN_LIBRARY + " -s ProTuner -g " + generator + " -o " + out.string() +
+         " -e static_library,h,schedule target=" + test_target().to_string() +
+         " auto_schedule=true " + kMachineParams;
+}
+
+TEST_F(PluginDriver, RefusesAGeneratorThatSchedulesItselfNamingTheFunc) {
+  int code = 0;
+  const std::string log = run_command(
+      test_generator_command("HL_PROTUNER_BUDGET_S=0", "test_always_scheduled", dir_), code);
+  EXPECT_NE(code, 0) << log;
+  EXPECT_NE(log.find("Func 'doubled'"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(dir_ / "test_always_scheduled.a"));
+}
+
+// Candidates measured against another generator than the one being scheduled all fail
+// (a schedule for another pipeline): the plugin stops the generator naming why, unless
+// told to return the unmeasured schedule, which it then labels.
+TEST_F(PluginDriver, StopsTheGeneratorWhenItsCandidatesDoNotMeasure) {
+  const std::string env = std::string("HL_PROTUNER_ALGORITHM=mcts_cost+real_1s HL_PROTUNER_BUDGET_S=20 "
+                                      "HL_PROTUNER_ITERATIONS=1 HL_PROTUNER_APP_LIBRARY=") +
+                          PROTUNER_TEST_GENERATOR_LIBRARY +
+                          " HL_PROTUNER_APP_GENERATOR=test_estimate_min";
+  int code = 0;
+  const std::string log = run_command(test_generator_command(env, "test_blur", dir_), code);
+  EXPECT_NE(code, 0) << log;
+  EXPECT_NE(log.find("did not measure"), std::string::npos) << log;
+  EXPECT_NE(log.find("bad_request"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(dir_ / "test_blur.a"));
+
+  const std::string allowed = run_command(
+      test_generator_command(env + " HL_PROTUNER_ALLOW_UNMEASURED=1", "test_blur", dir_), code);
+  EXPECT_EQ(code, 0) << allowed;
+  EXPECT_NE(read_file(dir_ / "test_blur.schedule.h").find("UNMEASURED"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace protuner

@@ -60,7 +60,7 @@ class ProTunerPlugin : public ::testing::Test {
   }
   static Halide::Buffer<> run(Halide::Pipeline &p) {
     bind_random_inputs(p, kInputSeed);
-    Halide::Realization out = allocate_outputs(p, estimated_output_extents(p));
+    Halide::Realization out = allocate_estimated_outputs(p);
     p.realize(out, strict_host());
     return out[0];
   }

@@ -54,7 +54,8 @@ TEST(PluginSettings, ReadsEveryVariable) {
                                           {"HL_PROTUNER_APP_LIBRARY", "/lib/libapp.so"},
                                           {"HL_PROTUNER_APP_GENERATOR", "blur"},
                                           {"HL_PROTUNER_APP_PARAMS", "width=64,expert=false"},
-                                          {"HL_PROTUNER_MEASURE_CHILD", "/bin/child"}});
+                                          {"HL_PROTUNER_MEASURE_CHILD", "/bin/child"},
+                                          {"HL_PROTUNER_ALLOW_UNMEASURED", "1"}});
   EXPECT_EQ(s.seed, 18446744073709551615ull);
   EXPECT_EQ(s.algorithm, "mcts_cost+real_1s");
   EXPECT_EQ(s.budget_seconds, 0);
@@ -66,7 +67,11 @@ TEST(PluginSettings, ReadsEveryVariable) {
   const std::map<std::string, std::string> params{{"width", "64"}, {"expert", "false"}};
   EXPECT_EQ(s.app->params, params);
   EXPECT_EQ(s.measure_child, "/bin/child");
+  EXPECT_TRUE(s.allow_unmeasured);
   EXPECT_NE(s.describe().find("algorithm=mcts_cost+real_1s"), std::string::npos);
+  EXPECT_FALSE(settings_from({}).allow_unmeasured);
+  EXPECT_NE(error_of({{"HL_PROTUNER_ALLOW_UNMEASURED", "yes"}}).find("expected 0 or 1"),
+            std::string::npos);
 }
 
 TEST(PluginSettings, AcceptsEverySearchByName) {

@@ -1,0 +1,257 @@
+// Whether what the measurer reports is what the user gets (issue 55): each schedule of a
+// set is compiled ahead of time as the user's build would compile it (a static library
+// with Halide's registration, linked with Halide's own RunGenMain.cpp), timed by RunGen,
+// and measured by the IsolatedMeasurer, under the default (platform) allocator policy and
+// under the pooling one; the table prints all three side by side. A bench, not a test:
+// timings on a shared machine are for a person to read.
+//
+// The schedules of each app: the generator's own, Halide's default, compute-root, and the
+// first --seeds of protuner's seed schedules (searcher/seed_schedules.h), which allocate
+// intermediates in the ways searches do.
+//
+// Usage: rungen_agreement [--apps harris,unsharp,...] [--seeds 3] [--cpus 0,1]
+//                         [--rungen-seconds 1] [--keep DIR]
+// Apps are named as tests/bench/bench_apps.h says. Exit code 0 when every pair agrees
+// within 10%, 1 when some does not, 2 for bad flags or an app that cannot be compiled.
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <Halide.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "common/app.h"
+#include "common/host_target.h"
+#include "common/pipeline_io.h"
+#include "coordinator/text_table.h"
+#include "coordinator/tune.h"
+#include "measurer/isolated_measurer.h"
+#include "searcher/apply_schedule.h"
+#include "searcher/cost/analytic_model.h"
+#include "searcher/schedule_json.h"
+#include "searcher/seed_schedules.h"
+#include "tests/bench/bench_apps.h"
+
+namespace {
+
+using namespace protuner;
+namespace fs = std::filesystem;
+
+// RunGen and the measurer may disagree by this much (issue 55's target).
+constexpr double kAgreementTolerance = 0.10;
+
+struct Args {
+  std::vector<std::string> apps = {"harris",          "unsharp",    "bilateral_grid",
+                                   "local_laplacian", "max_filter", "iir_blur"};
+  int seeds = 3;
+  std::vector<int> cpus;
+  double rungen_seconds = 1;
+  std::string keep;  // where the compiled runners stay; empty: a temporary folder
+};
+
+// One schedule of the set: what the measurer is asked for, and a label.
+struct Candidate {
+  std::string label;
+  ScheduleSpec spec;
+};
+
+// Runs `command` through the shell; its output, and whether it exited 0.
+std::pair<bool, std::string> run(const std::string &command) {
+  std::string out;
+  FILE *pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return {false, "cannot start: " + command};
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), pipe)) out.append(buf, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) && WEXITSTATUS(status) == 0, out};
+}
+
+std::string cpu_list(const std::vector<int> &cpus) {
+  std::string s;
+  for (int c : cpus) s += (s.empty() ? "" : ",") + std::to_string(c);
+  return s;
+}
+
+// Compiles `candidate` of `spec` ahead of time into `dir`/runner: the pipeline built and
+// scheduled as the measurer's child does, compiled to a static library with Halide's
+// registration, linked with RunGenMain. Throws with the compiler's output on failure.
+fs::path compile_runner(const AppSpec &spec, const Candidate &candidate, const fs::path &dir) {
+  fs::create_directories(dir);
+  const Halide::Target target = host_target();
+  AppInstance app = AppInstance::create(spec, target,
+                                        candidate.spec.kind == ScheduleKind::kOwn
+                                            ? GeneratorSchedule::kOwn
+                                            : GeneratorSchedule::kUnscheduled);
+  Halide::Pipeline &p = app.pipeline();
+  if (candidate.spec.kind == ScheduleKind::kProtuner) {
+    auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+    apply_schedule(schedule_from_json(candidate.spec.schedule_json, graph), p);
+  } else if (candidate.spec.kind == ScheduleKind::kRoot) {
+    apply_root_schedule(p);
+  }
+  const std::string fn = "pipeline";
+  p.compile_to(
+      {{Halide::OutputFileType::static_library, (dir / (fn + ".a")).string()},
+       {Halide::OutputFileType::c_header, (dir / (fn + ".h")).string()},
+       {Halide::OutputFileType::registration, (dir / (fn + ".registration.cpp")).string()}},
+      p.infer_arguments(), fn, target);
+  const fs::path runner = dir / "runner";
+  const std::string link =
+      std::string(PROTUNER_CXX) + " -std=c++17 -I" + PROTUNER_HALIDE_RUNTIME_INCLUDE + " " +
+      PROTUNER_RUNGEN_MAIN_OBJECT + " " + (dir / (fn + ".registration.cpp")).string() + " " +
+      (dir / (fn + ".a")).string() + " -o " + runner.string() + " -ldl -lpthread";
+  const auto [ok, out] = run(link);
+  if (!ok) throw std::runtime_error("linking the RunGen runner failed:\n" + link + "\n" + out);
+  return runner;
+}
+
+// RunGen's best time in ms, run as a user's benchmark would: the default allocator, the
+// measurer's CPUs and thread count, inputs at the estimates filled with random values.
+std::optional<double> rungen_ms(const fs::path &runner, const std::vector<int> &cpus,
+                                double seconds, std::string &error) {
+  // No GLIBC_TUNABLES: the user's program runs with glibc's malloc as it comes.
+  const std::string command =
+      "env -u GLIBC_TUNABLES HL_NUM_THREADS=" + std::to_string(cpus.size()) + " taskset -c " +
+      cpu_list(cpus) + " " + runner.string() +
+      " --estimate_all --default_input_buffers=random:1:estimate_then_auto --benchmarks=all "
+      "--benchmark_min_time=" +
+      std::to_string(seconds) + " --parsable_output";
+  const auto [ok, out] = run(command);
+  const std::string key = "BEST_TIME_MSEC_PER_ITER";
+  const auto at = out.find(key);
+  if (!ok || at == std::string::npos) {
+    error = "RunGen failed: " + out.substr(0, 400);
+    return std::nullopt;
+  }
+  return std::stod(out.substr(at + key.size()));
+}
+
+std::vector<Candidate> candidates_of(const AppSpec &spec, int seeds, int cores) {
+  std::vector<Candidate> out = {{"own", {ScheduleKind::kOwn}},
+                                {"default", {ScheduleKind::kDefault}},
+                                {"root", {ScheduleKind::kRoot}}};
+  const PreparedApp app = prepare_app(spec, cores);
+  AnalyticModel model(app.graph, app.machine);
+  const std::vector<SeedSchedule> found =
+      seeds_to_measure(app.graph, app.space->options(), model, seeds);
+  for (size_t k = 0; k < found.size() && static_cast<int>(k) < seeds; ++k) {
+    out.push_back(
+        {"seed " + std::to_string(k), {ScheduleKind::kProtuner, schedule_to_json(found[k].state)}});
+  }
+  return out;
+}
+
+std::string ms_text(const std::optional<double> &ms) { return ms ? format_fixed(*ms, 3) : "-"; }
+
+std::string deviation_text(const std::optional<double> &ms, const std::optional<double> &truth) {
+  if (!ms || !truth) return "-";
+  return format_fixed(100 * (*ms / *truth - 1), 1);
+}
+
+Args parse_args(int argc, char **argv) {
+  Args args;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--apps") {
+      args.apps = bench::split_list(value);
+    } else if (flag == "--seeds") {
+      args.seeds = std::stoi(value);
+    } else if (flag == "--cpus") {
+      for (const auto &c : bench::split_list(value)) args.cpus.push_back(std::stoi(c));
+    } else if (flag == "--rungen-seconds") {
+      args.rungen_seconds = std::stod(value);
+    } else if (flag == "--keep") {
+      args.keep = value;
+    } else {
+      throw std::invalid_argument("unknown flag " + flag);
+    }
+  }
+  if (argc % 2 == 0)
+    throw std::invalid_argument(std::string("flag without value: ") + argv[argc - 1]);
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Args args;
+  try {
+    args = parse_args(argc, argv);
+  } catch (const std::exception &e) {
+    std::cerr << "rungen_agreement: " << e.what() << "\n";
+    return 2;
+  }
+  const fs::path work = args.keep.empty() ? fs::temp_directory_path() /
+                                                ("protuner_rungen_" + std::to_string(getpid()))
+                                          : fs::path(args.keep);
+  IsolatedMeasurerOptions options;
+  options.cpus = args.cpus;
+  options.cache_dir = (work / "cache").string();
+  options.use_result_cache = false;
+  IsolatedMeasurer measurer(options);
+
+  TextTable table({"app", "schedule", "RunGen ms", "measurer ms", "vs RunGen %", "pooling ms",
+                   "pooling vs RunGen %"});
+  bool all_agree = true;
+  for (const std::string &name : args.apps) {
+    const AppSpec spec = bench::app_spec(name);
+    std::vector<Candidate> candidates;
+    try {
+      candidates = candidates_of(spec, args.seeds, static_cast<int>(measurer.cpus().size()));
+    } catch (const std::exception &e) {
+      std::cerr << name << ": " << e.what() << "\n";
+      return 2;
+    }
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      const Candidate &c = candidates[k];
+      std::string error;
+      std::optional<double> truth, platform, pooling;
+      try {
+        const fs::path runner =
+            compile_runner(spec, c, work / bench::split_list(name, ':').back() / std::to_string(k));
+        truth = rungen_ms(runner, measurer.cpus(), args.rungen_seconds, error);
+      } catch (const std::exception &e) {
+        error = e.what();
+      }
+      for (AllocatorPolicy policy : {AllocatorPolicy::kPlatform, AllocatorPolicy::kPooling}) {
+        MeasureRequest request{spec, c.spec, "host", {}};
+        request.settings.allocator = policy;
+        const MeasureResult r = measurer.measure(request);
+        if (r.ok()) {
+          (policy == AllocatorPolicy::kPlatform ? platform : pooling) = r.timing.min_ms;
+        } else {
+          error += std::string(error.empty() ? "" : "; ") + "measurer (" +
+                   allocator_policy_name(policy) + "): " + status_name(r.status) + ": " +
+                   r.error.substr(0, r.error.find('\n'));
+        }
+      }
+      if (!error.empty()) std::cerr << name << " / " << c.label << ": " << error << "\n";
+      const bool agrees =
+          truth && platform && std::abs(*platform / *truth - 1) <= kAgreementTolerance;
+      // A schedule neither side could time says nothing about agreement.
+      if ((truth || platform) && !agrees) all_agree = false;
+      std::cerr << name << " / " << c.label << ": RunGen " << ms_text(truth) << " ms, measurer "
+                << ms_text(platform) << " ms, pooling " << ms_text(pooling) << " ms\n";
+      table.add_row({name, c.label, ms_text(truth), ms_text(platform),
+                     deviation_text(platform, truth), ms_text(pooling),
+                     deviation_text(pooling, truth)});
+    }
+  }
+  std::cout << "\nRunGen = Halide's RunGenMain on the schedule compiled ahead of time (static "
+               "library), best of its benchmark (min time "
+            << args.rungen_seconds << " s), glibc's malloc as it comes; measurer = the "
+            << "IsolatedMeasurer's minimum (JIT, platform allocator policy, the default); "
+            << "pooling = the same under the pooling policy. CPUs " << cpu_list(measurer.cpus())
+            << ", HL_NUM_THREADS " << measurer.cpus().size() << ". Agreement target: within "
+            << 100 * kAgreementTolerance << "%.\n\n";
+  table.print(std::cout);
+  if (args.keep.empty()) fs::remove_all(work);
+  return all_agree ? 0 : 1;
+}
