@@ -37,7 +37,8 @@ std::string read_text(const fs::path &path) {
   return text.str();
 }
 
-// Runs `argv` with stdout and stderr into files; returns the wait status.
+// Runs `argv` (its first word found on PATH when it has no slash) with stdout and stderr
+// into files; returns the wait status.
 int spawn_and_wait(const std::vector<std::string> &argv, const fs::path &out, const fs::path &err) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -49,7 +50,7 @@ int spawn_and_wait(const std::vector<std::string> &argv, const fs::path &out, co
   for (const std::string &a : argv) args.push_back(const_cast<char *>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw IoError("cannot start '" + argv[0] + "': " + std::strerror(rc));
   int status = 0;
