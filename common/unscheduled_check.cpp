@@ -76,9 +76,7 @@ std::optional<std::string> function_directive(HI::Function &fn) {
   std::vector<std::string> storage;
   for (const HI::StorageDim &d : s.storage_dims()) storage.push_back(d.var);
   if (storage != fn.args()) return std::string("reorder_storage");
-  std::vector<std::string> pure_args;
-  for (const std::string &a : fn.args()) pure_args.push_back(a);
-  if (auto d = stage_directive(fn.definition(), pure_args)) return d;
+  if (auto d = stage_directive(fn.definition(), fn.args())) return d;
   for (size_t u = 0; u < fn.updates().size(); ++u) {
     std::vector<std::string> args;
     for (const Halide::Expr &e : fn.updates()[u].args()) {

@@ -8,8 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +17,7 @@
 #include "common/errors.h"
 #include "measurer/child_protocol.h"
 #include "measurer/run_plan.h"
+#include "measurer/timing_json.h"
 
 extern char **environ;
 
@@ -195,27 +194,11 @@ std::optional<RunnerFailure> CompiledCandidate::run_once(const std::string &app_
 std::optional<RunnerFailure> CompiledCandidate::time(const std::string &app_library,
                                                      const TimingSettings &s,
                                                      TimingResult &timing) const {
-  const nlohmann::json settings = {{"warmup_runs", s.warmup_runs},
-                                   {"samples", s.samples},
-                                   {"max_samples", s.max_samples},
-                                   {"min_sample_seconds", s.min_sample_seconds},
-                                   {"confirming_samples", s.confirming_samples},
-                                   {"confirm_within", s.confirm_within},
-                                   {"stop_above_ms", s.stop_above_ms},
-                                   {"early_stop_samples", s.early_stop_samples},
-                                   {"early_stop_factor", s.early_stop_factor}};
-  const RunnerEnd end = run_runner(app_library, {"--time", settings.dump()});
+  const RunnerEnd end = run_runner(app_library, {"--time", timing_settings_to_json(s)});
   if (auto failure = failure_of(end)) return failure;
   try {
-    const nlohmann::json j = nlohmann::json::parse(end.out);
-    timing.samples_ms = j.at("samples_ms").get<std::vector<double>>();
-    timing.min_ms = j.at("min_ms");
-    timing.median_ms = j.at("median_ms");
-    timing.relative_spread = j.at("relative_spread");
-    timing.runs_per_sample = j.at("runs_per_sample");
-    timing.confirmed = j.at("confirmed");
-    timing.stopped_above = j.at("stopped_above");
-  } catch (const nlohmann::json::exception &e) {
+    timing = timing_result_from_json(end.out);
+  } catch (const ConfigError &e) {
     return RunnerFailure{MeasureStatus::kMeasurerError,
                          "protuner-measure-runner printed no timing: " + std::string(e.what())};
   }

@@ -18,8 +18,6 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -32,6 +30,7 @@
 #include "measurer/child_protocol.h"
 #include "measurer/run_plan.h"
 #include "measurer/timing.h"
+#include "measurer/timing_json.h"
 
 namespace {
 
@@ -80,21 +79,6 @@ Args parse_args(int argc, char **argv) {
   }
   if (a.outputs.empty() == a.timing.empty()) usage("give one of --outputs and --time");
   return a;
-}
-
-protuner::TimingSettings timing_from(const std::string &text) {
-  const nlohmann::json j = nlohmann::json::parse(text);
-  protuner::TimingSettings s;
-  s.warmup_runs = j.value("warmup_runs", s.warmup_runs);
-  s.samples = j.value("samples", s.samples);
-  s.max_samples = j.value("max_samples", s.max_samples);
-  s.min_sample_seconds = j.value("min_sample_seconds", s.min_sample_seconds);
-  s.confirming_samples = j.value("confirming_samples", s.confirming_samples);
-  s.confirm_within = j.value("confirm_within", s.confirm_within);
-  s.stop_above_ms = j.value("stop_above_ms", s.stop_above_ms);
-  s.early_stop_samples = j.value("early_stop_samples", s.early_stop_samples);
-  s.early_stop_factor = j.value("early_stop_factor", s.early_stop_factor);
-  return s;
 }
 
 // The plan's arguments as the compiled function takes them: a halide_buffer_t per buffer
@@ -196,7 +180,7 @@ int main(int argc, char **argv) {
   protuner::TimingSettings timing;
   try {
     planned = protuner::read_run_plan(args.plan);
-    if (!args.timing.empty()) timing = timing_from(args.timing);
+    if (!args.timing.empty()) timing = protuner::timing_settings_from_json(args.timing);
   } catch (const std::exception &e) {
     usage(e.what());
   }
@@ -223,14 +207,7 @@ int main(int argc, char **argv) {
   } catch (const protuner::ConfigError &e) {
     usage(e.what());
   }
-  const nlohmann::json j = {{"samples_ms", r.samples_ms},
-                            {"min_ms", r.min_ms},
-                            {"median_ms", r.median_ms},
-                            {"relative_spread", r.relative_spread},
-                            {"runs_per_sample", r.runs_per_sample},
-                            {"confirmed", r.confirmed},
-                            {"stopped_above", r.stopped_above}};
-  std::cout << j.dump() << std::endl;
+  std::cout << protuner::timing_result_to_json(r) << std::endl;
   // Skip static destructors: the runtime's thread pool has nothing to save.
   _exit(0);
 }
