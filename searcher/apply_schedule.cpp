@@ -98,6 +98,9 @@ void apply_directive(const Directive &d, const PipelineGraph &g, std::vector<Hal
     case Kind::kStoreOnStack:
       f.store_in(Halide::MemoryType::Stack);
       break;
+    case Kind::kAlignStorage:
+      f.align_storage(Halide::Var(d.vars[0]), static_cast<int>(d.factor));
+      break;
     case Kind::kReorder: {
       std::vector<Halide::VarOrRVar> order;
       for (size_t i = 0; i < d.vars.size(); ++i) {
@@ -188,6 +191,9 @@ std::string directive_source(const Directive &d, const PipelineGraph &g) {
       break;
     case Kind::kStoreOnStack:
       os << f << ".store_in(MemoryType::Stack);";
+      break;
+    case Kind::kAlignStorage:
+      os << f << ".align_storage(" << var_source(d.vars[0]) << ", " << d.factor << ");";
       break;
     case Kind::kReorder:
       os << stage_source(d) << ".reorder(std::vector<VarOrRVar>{";

@@ -381,6 +381,9 @@ void mark_overcompute_hazards(PipelineGraph &g) {
           read_without_following[p] = true;
           continue;
         }
+        // An output is computed over its buffer alone, like an input it is there to be read
+        // within its bounds.
+        if (g.funcs[p].is_output) reads_inputs_past[i] = true;
         f.widens[p] = true;
         for (size_t q = 0; q < n; ++q) f.widens[q] = f.widens[q] || g.funcs[p].widens[q];
       }
@@ -424,6 +427,9 @@ void mark_round_up_hazards(PipelineGraph &g) {
         for (const Footprint &fp : s.footprints) {
           const int p = g.find(fp.producer());
           const Region need = fp.eval(loops, g.funcs[p].root_region);
+          // An output read by another Func is computed over its buffer only, and read past
+          // it like an input.
+          if (g.funcs[p].is_output && !contains(g.funcs[p].root_region, need)) return true;
           if (region[p].empty()) region[p] = Region(need.size());
           for (size_t d = 0; d < need.size(); ++d) region[p][d].include(need[d]);
         }

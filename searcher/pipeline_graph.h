@@ -110,7 +110,10 @@ struct FuncNode {
   // region the estimates need: it, or a Func it widens, reads an input at indices that
   // follow its own. Halide 14 computes a Func computed inside the partial last tile of a
   // guarded split for the whole tile, so such a Func is kept out of loop nests with partial
-  // tiles of Funcs that widen it (ScheduleState::compute_at_refusal).
+  // tiles of Funcs that widen it (ScheduleState::compute_at_refusal). An output another
+  // Func reads counts as an input here: Halide computes it over its buffer only, so a
+  // reader past that buffer fails its bounds check as a reader past an input's does
+  // (a Gaussian pyramid's next level reads each level).
   bool overcompute_reads_past_inputs = false;
 
   // Per dimension: whether computing up to kRoundUpMaxPoints points past the max of its
@@ -119,7 +122,7 @@ struct FuncNode {
   // follows one dimension's widening through the producers: nl_means' patch distances
   // read the image through a boundary condition in x and y, and at a constant channel, so
   // rounding their x tiles up stays inside the image; a convolution rounded up in x reads
-  // no more of its weights.
+  // no more of its weights. Outputs that other Funcs read count as inputs, as above.
   std::vector<bool> round_up_reads_past_inputs;
   // Whether a split of dimension `dim` may round its inner tail up
   // (schedule_directives.cpp): outputs never do, their buffers are the caller's.

@@ -1,6 +1,7 @@
 #include "searcher/schedule_directives.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace protuner {
@@ -15,6 +16,37 @@ Directive at_directive(Kind kind, int func, const ScheduleState &state, const Lo
   d.target_func = where.func;
   d.target_is_rvar = loop.kind == LoopKind::kReduction;
   return d;
+}
+
+// The points f's rows are aligned to (align_storage of its innermost dimension), or 0 for
+// none. Halide 14 miscompiles vector loads at a stride other than 1 from a buffer of
+// constant size whose rows are no multiple of the vector, where unrolling makes the rows'
+// offsets constants: it emits aligned loads at unaligned addresses, and the program dies
+// (a 2x decimation's row of 33 points read by 16-lane vectors in 4 unrolled rows;
+// AppliedSchedules.StridedVectorReadsOfUnrolledRowsStayAligned). Rows padded to a multiple
+// of the reader's vector keep every row's loads aligned as Halide assumes.
+int64_t aligned_row_points(const ScheduleState &state, int f) {
+  const PipelineGraph &g = state.graph();
+  const FuncNode &node = g.funcs[f];
+  if (state.decision(f).placement != Placement::kAt || node.dimensions < 2) return 0;
+  int64_t align = 0;
+  for (int c : node.consumers) {
+    if (c >= state.num_decided() || state.decision(c).placement == Placement::kInline) continue;
+    for (size_t s = 0; s < g.funcs[c].stages.size(); ++s) {
+      const std::vector<Loop> &loops = state.bounds(c).loops[s];
+      const auto vector = std::find_if(loops.begin(), loops.end(),
+                                       [](const Loop &l) { return l.vectorized; });
+      const bool unrolled =
+          std::any_of(loops.begin(), loops.end(), [](const Loop &l) { return l.unrolled; });
+      if (vector == loops.end() || !unrolled || vector->vars.size() != 1) continue;
+      for (const Access &a : g.funcs[c].stages[s].ops.accesses) {
+        if (a.producer != node.name || a.affine.empty() || !a.affine[0]) continue;
+        const double step = a.coefficients[0][static_cast<size_t>(vector->vars[0])];
+        if (step != 0 && std::abs(step) != 1) align = std::max(align, vector->extent);
+      }
+    }
+  }
+  return align > 1 && state.bounds(f).store_region[0].extent() % align != 0 ? align : 0;
 }
 
 void placement_directives(const ScheduleState &state, int f, std::vector<Directive> &out) {
@@ -39,6 +71,11 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
           region_points(state.bounds(f).store_region) * value_bytes(state.graph().funcs[f]) <=
               kStackAllocationMaxBytes) {
         out.push_back({Kind::kStoreOnStack, f});
+      }
+      if (const int64_t points = aligned_row_points(state, f)) {
+        Directive align{Kind::kAlignStorage, f, 0, {state.graph().funcs[f].args[0]}};
+        align.factor = points;
+        out.push_back(align);
       }
       return;
   }

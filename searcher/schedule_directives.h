@@ -39,6 +39,7 @@ struct Directive {
     kVectorize,      // stage: vectorize(var)
     kUnroll,         // stage: unroll(var)
     kStoreOnStack,   // func: store_in(MemoryType::Stack)
+    kAlignStorage,   // func: align_storage(var, factor)
     // stage: split(rvar vars[0], vars[1], vars[2], factor, GuardWithIf), rfactor(vars[1],
     // Var vars[3]) into a partial reduction per band; the partials computed at root, their
     // update parallel over vars[3] (a reduction in bands, loop_nest.h)
@@ -52,7 +53,7 @@ struct Directive {
   int stage = 0;
   std::vector<std::string> vars;  // the variables the call names, in call order
   std::vector<bool> is_rvar;      // kReorder: which of vars are reduction variables
-  int64_t factor = 0;             // kSplit
+  int64_t factor = 0;             // kSplit, kAlignStorage
   Tail tail = Tail::kGuard;       // kSplit
   int target_func = -1;           // kComputeAt / kStoreAt
   bool target_is_rvar = false;

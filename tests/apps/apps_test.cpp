@@ -36,7 +36,7 @@ Halide::Buffer<> run(AppInstance &app, const std::vector<int> &region) {
 
 class App : public ::testing::TestWithParam<AppCase> {};
 
-TEST_P(App, ExpertDefaultAndReferenceSchedulesComputeTheSameBits) {
+TEST_P(App, OwnDefaultAndReferenceSchedulesComputeTheSameBits) {
   const AppCase &c = GetParam();
   const std::string library = std::string(PROTUNER_APP_LIBRARY_DIR) + "/" + c.library;
   if (!std::filesystem::exists(library)) GTEST_SKIP() << library << " not built (PROTUNER_APPS)";

@@ -9,7 +9,7 @@
 //
 // Usage: search_probe APP [--algorithms beam,greedy,mcts_1s] [--seconds 20] [--seed 1]
 //                         [--out DIR] [--schedule FILE]... [--features NAME,...]
-//                         [--machine host|reference] [--assembly DIR]
+//                         [--machine host|reference] [--assembly DIR] [--library LIB]
 // --features prints, per file, those scheduled features (featurizer.h names) of each stage:
 // where the model's time for a stage comes from, to set beside a profile of the schedule.
 // --machine reference models the machine class the training data was measured on
@@ -18,7 +18,8 @@
 // host target) and the statement it lowers it to (DIR/NAME.stmt): whether an accumulator
 // stays in registers, or a gather is one instruction, is read there, not guessed from
 // runtimes.
-// APP is a suite app name (library libprotuner_app_APP.so in the build's lib/).
+// APP is a suite app name (library libprotuner_app_APP.so in the build's lib/), or a generator
+// name in the library --library names (a user's or the corpus' generators).
 #include <Halide.h>
 
 #include <chrono>
@@ -66,7 +67,8 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::cerr
         << "usage: search_probe APP [--algorithms a,b] [--seconds S] [--seed N] [--out DIR] "
-           "[--schedule FILE]... [--features NAMES] [--machine host|reference] [--assembly DIR]\n";
+           "[--schedule FILE]... [--features NAMES] [--machine host|reference] [--assembly DIR] "
+           "[--library LIB]\n";
     return 2;
   }
   const std::string app = argv[1];
@@ -77,6 +79,7 @@ int main(int argc, char **argv) {
   bool reference_machine = false;
   std::string out_dir = "search-probe-out";
   std::string assembly_dir;
+  std::string library = std::string(PROTUNER_APP_LIBRARY_DIR) + "/libprotuner_app_" + app + ".so";
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--algorithms") {
@@ -89,6 +92,8 @@ int main(int argc, char **argv) {
       out_dir = value;
     } else if (flag == "--schedule") {
       files.push_back(value);
+    } else if (flag == "--library") {
+      library = value;
     } else if (flag == "--assembly") {
       assembly_dir = value;
     } else if (flag == "--features") {
@@ -106,9 +111,7 @@ int main(int argc, char **argv) {
   }
   try {
     const Halide::Target target = host_target();
-    AppInstance instance = AppInstance::create(
-        {app, std::string(PROTUNER_APP_LIBRARY_DIR) + "/libprotuner_app_" + app + ".so", app, {}},
-        target);
+    AppInstance instance = AppInstance::create(AppSpec{app, library, app, {}}, target);
     auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(instance.pipeline()));
     const SearchSpace space(SearchSpaceOptions::for_target(target));
     const MachineModel machine = reference_machine ? MachineModel{} : MachineModel::from_host();

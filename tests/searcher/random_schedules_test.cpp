@@ -36,20 +36,36 @@ constexpr uint64_t kInputSeed = 11;
 
 Halide::Target strict_host() { return host_target().with_feature(Halide::Target::StrictFloat); }
 
-Halide::Buffer<> run(Halide::Pipeline &p) {
+// Every output of `p`, in the pipeline's order.
+std::vector<Halide::Buffer<>> run_all(Halide::Pipeline &p) {
   bind_random_inputs(p, kInputSeed);
   Halide::Realization out = allocate_estimated_outputs(p);
   p.realize(out, strict_host());
-  return out[0];
+  std::vector<Halide::Buffer<>> buffers;
+  for (size_t i = 0; i < out.size(); ++i) buffers.push_back(out[i]);
+  return buffers;
 }
 
-// The first bit that differs from `expected`, or the first store past an allocation.
-std::optional<std::string> check(const Halide::Buffer<> &expected, Halide::Pipeline &p) {
+Halide::Buffer<> run(Halide::Pipeline &p) { return run_all(p)[0]; }
+
+// The first bit of an output that differs from `expected`, or the first store past an
+// allocation.
+std::optional<std::string> check_all(const std::vector<Halide::Buffer<>> &expected,
+                                     Halide::Pipeline &p) {
   testing::GuardedAllocations::install(p);
-  std::optional<std::string> diff = first_bitwise_difference(expected, run(p));
+  const std::vector<Halide::Buffer<>> got = run_all(p);
+  std::optional<std::string> diff;
+  for (size_t i = 0; i < expected.size() && !diff; ++i) {
+    diff = first_bitwise_difference(expected[i], got[i]);
+    if (diff && expected.size() > 1) diff = "output " + std::to_string(i) + ": " + *diff;
+  }
   const std::string overrun = testing::GuardedAllocations::take_overrun();
   if (!overrun.empty()) diff = (diff ? *diff + "; " : std::string()) + overrun;
   return diff;
+}
+
+std::optional<std::string> check(const Halide::Buffer<> &expected, Halide::Pipeline &p) {
+  return check_all({expected}, p);
 }
 
 // `p` lowered for the strict host target, as Halide's text statement.
@@ -97,7 +113,7 @@ void inline_the_rest(ScheduleState &state) {
 // require that order to be covered.
 int check_random_schedules(const std::function<Halide::Pipeline()> &build, uint64_t seed) {
   Halide::Pipeline reference = build();
-  const Halide::Buffer<> expected = run(reference);
+  const std::vector<Halide::Buffer<>> expected = run_all(reference);
   auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
   const SearchSpace space(SearchSpaceOptions::for_target(strict_host()));
   std::mt19937_64 rng(seed);
@@ -116,7 +132,7 @@ int check_random_schedules(const std::function<Halide::Pipeline()> &build, uint6
     std::optional<std::string> diff;
     try {
       apply_schedule(state, p);
-      diff = check(expected, p);
+      diff = check_all(expected, p);
     } catch (const Halide::Error &e) {
       diff = std::string("Halide refused it: ") + e.what();
     }
@@ -166,6 +182,11 @@ TEST(RandomSchedules, UnnamedReductionDomainsComputeTheSameBits) {
 
 TEST(RandomSchedules, PyramidComputesTheSameBits) {
   check_random_schedules([] { return testing::pyramid_pipeline(); }, 5);
+}
+
+// Every output is compared; the first is also read by the second through a copy.
+TEST(RandomSchedules, ChainedOutputsComputeTheSameBits) {
+  check_random_schedules([] { return testing::chained_outputs_pipeline(); }, 12);
 }
 
 // A copy of the input read at clamped indices: the shape of every generator's input
@@ -744,6 +765,66 @@ TEST(AppliedSchedules, VectorTailsRoundUpWhereNoInputIsReadPastItsEnd) {
   Halide::Pipeline p = testing::blur_chain_pipeline();
   apply_schedule(state, p);
   EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "rounded");
+}
+
+// A 2x decimation in x of a scaled copy of the input: the copy's rows are read at stride 2.
+Halide::Pipeline decimation_pipeline() {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func scaled("scaled"), out("out");
+  scaled(x, y) = in(x, y) * 2.0f;
+  out(x, y) = scaled(2 * x, y) + scaled(2 * x + 1, y) + scaled(2 * x + 2, y);
+  in.set_estimates({{0, 64}, {0, 48}});
+  out.set_estimates({{0, 16}, {0, 44}});
+  return Pipeline(out);
+}
+
+// Found by RandomSchedules.ChainedOutputsComputeTheSameBits: the output in vectors of 16
+// columns and 4 unrolled rows, the copy computed per tile in rows of 33 points. Halide 14
+// loaded the second row's stride-2 vectors with aligned loads at unaligned addresses, and
+// the program died; rows padded to 48 points load right.
+TEST(AppliedSchedules, StridedVectorReadsOfUnrolledRowsStayAligned) {
+  Halide::Pipeline reference = decimation_pipeline();
+  const Halide::Buffer<> expected = run(reference);
+  auto graph = testing::graph_of(decimation_pipeline());
+  ScheduleState state(graph);
+  FuncDecision out;
+  out.stages = {StageTiling{{16, 4}, {16, 4}, 0}};
+  state.decide(out);
+  const std::vector<Loop> &loops = state.bounds(0).loops[0];
+  ASSERT_TRUE(std::any_of(loops.begin(), loops.end(), [](const Loop &l) { return l.vectorized; }));
+  ASSERT_TRUE(std::any_of(loops.begin(), loops.end(), [](const Loop &l) { return l.unrolled; }));
+  int tile_loop = -1;  // the innermost loop outside the vectors and unrolled rows
+  for (size_t k = 0; k < loops.size(); ++k) {
+    if (!loops[k].vectorized && !loops[k].unrolled) tile_loop = static_cast<int>(k);
+  }
+  ASSERT_GE(tile_loop, 0);
+  const int scaled = index_of(graph, "scaled");
+  while (!state.complete()) {
+    FuncDecision d;
+    d.placement = Placement::kInline;
+    if (state.num_decided() == scaled) {
+      d.placement = Placement::kAt;
+      d.compute_at = d.store_at = LoopRef{0, 0, tile_loop};
+      d.stages = {StageTiling{{1 << 20, 1 << 20}, {1, 1}, 0}};
+    }
+    ASSERT_EQ(state.check_decision(d), "");
+    state.decide(d);
+  }
+  ASSERT_EQ(state.bounds(scaled).store_region[0].extent(), 33);
+  int aligned = 0;
+  for (const Directive &d : schedule_directives(state)) {
+    if (d.kind != Directive::Kind::kAlignStorage) continue;
+    EXPECT_EQ(d.func, scaled);
+    EXPECT_EQ(d.vars, std::vector<std::string>{"x"});
+    EXPECT_EQ(d.factor, 16);
+    ++aligned;
+  }
+  EXPECT_EQ(aligned, 1);
+  Halide::Pipeline p = decimation_pipeline();
+  apply_schedule(state, p);
+  EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "aligned");
 }
 
 // Found by a tune of nl_means: a tile that is no multiple of its inner tile is split

@@ -707,6 +707,22 @@ TEST(SearchSpace, RoundUpReadsPastInputsFollowsOneDimension) {
                                          {"in_im", {true, true, true}},
                                          {"weights_im", {true, true, true, true}},
                                          {"bias_im", {true}}}));
+  // half_copy reads the output half, which Halide computes over its buffer alone: rounded
+  // up, or computed over more than its region, the copy reads half past that buffer. (Both
+  // clamped copies are named repeat_edge.)
+  EXPECT_EQ(hazards(testing::chained_outputs_pipeline()),
+            (std::map<std::string, Dims>{{"quarter", {false, false}},
+                                         {"repeat_edge", {false, false}},
+                                         {"half_copy", {true, true}},
+                                         {"half", {false, false}},
+                                         {"lambda", {true, true}},
+                                         {"in_im", {true, true}}}));
+  const auto chained = graph_of(testing::chained_outputs_pipeline());
+  for (const FuncNode &f : chained->funcs) {
+    if (stable_func_name(f.name) == "half_copy") {
+      EXPECT_TRUE(f.overcompute_reads_past_inputs);
+    }
+  }
   const auto graph = graph_of(testing::conv_relu_pipeline());
   EXPECT_FALSE(graph->funcs[0].may_round_up(1)) << "an output's buffer is the caller's";
   EXPECT_TRUE(graph->funcs[1].may_round_up(1));

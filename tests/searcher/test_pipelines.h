@@ -75,8 +75,7 @@ inline Halide::Pipeline conv_relu_pipeline(int channels_in = 8, int channels_out
 // Two 3x3 convolution layers with ReLUs, the second reading the first through zero
 // padding: resnet50's shape in small, where a Func other than the output maps a reduction
 // pointwise.
-inline Halide::Pipeline conv_stack_pipeline(int channels = 32, int width = 28,
-                                            int height = 8) {
+inline Halide::Pipeline conv_stack_pipeline(int channels = 32, int width = 28, int height = 8) {
   using namespace Halide;
   ImageParam in(Float(32), 3, "in"), w1(Float(32), 4, "w1"), w2(Float(32), 4, "w2");
   Var c("c"), x("x"), y("y");
@@ -87,8 +86,8 @@ inline Halide::Pipeline conv_stack_pipeline(int channels = 32, int width = 28,
   conv1(c, x, y) = 0.0f;
   conv1(c, x, y) += w1(c, r1.x, r1.y, r1.z) * padded_in(r1.x, x + r1.y - 1, y + r1.z - 1);
   relu1(c, x, y) = max(conv1(c, x, y), 0.0f);
-  Func padded1 = BoundaryConditions::constant_exterior(
-      relu1, 0.0f, {{0, channels}, {0, width}, {0, height}});
+  Func padded1 =
+      BoundaryConditions::constant_exterior(relu1, 0.0f, {{0, channels}, {0, width}, {0, height}});
   conv2(c, x, y) = 0.0f;
   conv2(c, x, y) += w2(c, r2.x, r2.y, r2.z) * padded1(r2.x, x + r2.y - 1, y + r2.z - 1);
   relu2(c, x, y) = max(conv2(c, x, y), 0.0f);
@@ -173,6 +172,30 @@ inline Halide::Pipeline pyramid_pipeline(int width = 64, int height = 48, int le
   in.set_estimates({{0, width}, {0, height}});
   out.set_estimates({{0, width}, {0, height}});
   return Pipeline(out);
+}
+
+// Two outputs, the second read from the first as a Gaussian pyramid's levels are: each
+// level is decimated 2x in x from the previous one, read through a copy of it (what
+// BoundaryConditions makes of a generator's Output) clamped to its bounds. The first
+// output is computed over its buffer only, so a schedule that computes the copy past those
+// bounds fails Halide's bounds check.
+inline Halide::Pipeline chained_outputs_pipeline(int width = 64, int height = 48) {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func half("half"), half_copy("half_copy"), quarter("quarter");
+  Func padded = BoundaryConditions::repeat_edge(in);
+  half(x, y) = (padded(2 * x - 1, y) + padded(2 * x, y) * 2.0f + padded(2 * x + 1, y)) * 0.25f;
+  half_copy(x, y) = half(x, y);
+  Func half_padded =
+      BoundaryConditions::repeat_edge(half_copy, {{0, in.width() / 2}, {0, in.height()}});
+  quarter(x, y) =
+      (half_padded(2 * x - 1, y) + half_padded(2 * x, y) * 2.0f + half_padded(2 * x + 1, y)) *
+      0.25f;
+  in.set_estimates({{0, width}, {0, height}});
+  half.set_estimates({{0, width / 2}, {0, height}});
+  quarter.set_estimates({{0, width / 4}, {0, height}});
+  return Pipeline({half, quarter});
 }
 
 // Histogram equalization of an 8-bit image: a histogram whose update has no pure variable,
