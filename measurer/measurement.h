@@ -33,7 +33,8 @@ enum class ScheduleKind : uint8_t {
 // result-cache keys: the same schedule JSON applied through other directives is another
 // measurement. Change it when the directives change.
 constexpr const char *kProtunerDirectives =
-    "8: inner tails round up where safe (never in a scatter), small allocations on the "
+    "9: inner tails round up where safe (never in a scatter), outputs' ragged tiles shift "
+    "inwards, small allocations on the "
     "stack, no shifted tiles in Funcs whose readers' regions vary or in input readers "
     "inside fused loops, reductions in parallel bands by rfactor, rows aligned under "
     "strided vector reads in unrolled rows";

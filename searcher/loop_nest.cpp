@@ -20,6 +20,7 @@ VarSplit split_of(const StageNode &stage, const StageTiling &t, int var, int64_t
   // vectorizes and unrolls only loops of constant extent. A one-point tile has no middle.
   s.has_middle = s.tile > s.inner || (!s.has_inner && s.tile > 1) || !s.has_outer;
   s.split_outer = s.has_outer && s.tile > 1;
+  s.shifts_inwards = stage.shifts_tails;
   const std::string base = loop_base_name(stage, var);
   const bool split = s.split_outer || s.has_inner;
   s.outer_name = s.split_outer ? base + "_o" : base;
@@ -64,12 +65,14 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
     if (s.has_outer) {
       outer.push_back({s.outer_name, LoopKind::kOuter, {v}, ceil_div(s.extent, s.tile)});
       outer.back().has_tail = s.has_tail();
+      outer.back().shifted_tail = s.shifts_tail();
       outer.back().split = split;
     }
     if (s.has_middle) {
       const int64_t ext = s.has_outer ? ceil_div(s.tile, s.inner) : ceil_div(s.extent, s.inner);
       middle.push_back({s.middle_name, LoopKind::kMiddle, {v}, ext});
       middle.back().has_tail = s.has_tail();
+      middle.back().shifted_tail = s.shifts_tail();
       middle.back().split = split;
     }
     if (s.has_inner) {
@@ -77,6 +80,7 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
       l.vectorized = v == 0;
       l.unrolled = v != 0;
       l.has_tail = s.has_tail();
+      l.shifted_tail = s.shifts_tail();
       l.split = split;
       inner.push_back(std::move(l));
     }
@@ -93,6 +97,7 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
       fused.vars.push_back(outer[k].vars[0]);
       fused.extent *= outer[k].extent;
       fused.has_tail = fused.has_tail || outer[k].has_tail;
+      fused.shifted_tail = fused.shifted_tail || outer[k].shifted_tail;
       fused.split = fused.split || outer[k].split;
     }
     fused.parallel = true;

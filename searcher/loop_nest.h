@@ -23,15 +23,21 @@ struct VarSplit {
   // A tile of one point needs no split: the variable's own loop is the outer loop.
   // (Halide 14 also infers wrong bounds for a split by 1: it reads past its inputs.)
   bool split_outer;
+  // The stage shifts its last tiles inwards (StageNode::shifts_tails).
+  bool shifts_inwards;
   std::string outer_name, middle_name, inner_name;
 
-  // Whether some split of the variable leaves a partial last tile. Its loops then run past
-  // the extent there: the splits guard the Func's own points, but Halide 14 computes a
-  // producer computed inside such a tile for the whole tile.
-  bool has_tail() const {
+  // Whether the tiles do not divide the extent, so that the last one is ragged.
+  bool ragged() const {
     return (has_outer && extent % tile != 0) || (has_inner && extent % inner != 0) ||
            (has_outer && has_inner && tile % inner != 0);
   }
+  // Whether some split of the variable leaves a partial last tile. Its loops then run past
+  // the extent there: the splits guard the Func's own points, but Halide 14 computes a
+  // producer computed inside such a tile for the whole tile.
+  bool has_tail() const { return ragged() && !shifts_inwards; }
+  // Whether a ragged last tile is shifted inwards instead: whole, overlapping the one before.
+  bool shifts_tail() const { return ragged() && shifts_inwards; }
 };
 VarSplit split_of(const StageNode &stage, const StageTiling &t, int var, int64_t extent);
 
@@ -52,6 +58,8 @@ struct Loop {
   bool vectorized = false;
   bool unrolled = false;
   bool has_tail = false;  // a variable it iterates has a partial last tile (VarSplit::has_tail)
+  // A variable it iterates has a ragged last tile shifted inwards (VarSplit::shifts_tail).
+  bool shifted_tail = false;
   // A variable it iterates is split (tiles of more than one point): a realization over a
   // smaller region than the typical one (at a clamped edge, in a consumer's last tile)
   // can leave a partial last tile even where has_tail is false.

@@ -270,6 +270,7 @@ FuncNode analyze_func(const HI::Function &fn, const std::vector<HI::Function> &o
     node.stages.push_back(analyze_stage(fn, static_cast<int>(u + 1), fn.updates()[u], env,
                                         bindings, value_bounds));
   }
+  node.stages[0].shifts_tails = node.is_output;
   return node;
 }
 

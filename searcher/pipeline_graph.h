@@ -77,6 +77,17 @@ struct StageNode {
   // whole vectors crashed its measurement; AppliedSchedules.AScatterNeverRoundsUp).
   bool scatters = false;
 
+  // Whether its splits shift a partial last tile inwards, so that every tile is whole: the
+  // pure stage of an output, as Halide's own default tail does for outputs. The last tile
+  // then overlaps the one before and recomputes a few points, and a Func computed per tile
+  // covers the same extents in every tile, inside the output's region: a producer that
+  // reads an input without a boundary condition may be computed there, where a guarded
+  // tile would have it computed past the input (ScheduleState::compute_at_refusal). A
+  // uint8 output of 1532 columns (edge_nms of the corpus) can then vectorize its columns
+  // with its producers computed per tile. A window never slides over such a loop
+  // (ScheduleState::store_options).
+  bool shifts_tails = false;
+
   // The stage's loop region when its Func covers `func_region`, rvars over their domain.
   Region loop_region(const Region &func_region) const;
   // Whether StageTiling::reduction_outside can mean anything: the stage has reduction loops,

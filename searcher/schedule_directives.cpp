@@ -96,6 +96,10 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
 // tiles are whole. (At an output smaller than a tile it would compute outside the buffer;
 // Halide's bounds checks refuse that with an error.)
 //
+// An output's pure stage shifts a ragged last tile inwards whatever the factor
+// (StageNode::shifts_tails): its region is the caller's buffer, which the tiles never
+// leave, and the space keeps sliding windows off such loops (ScheduleState::store_options).
+//
 // Where a split's inner loop (vectorized or unrolled) may have a tail and computing the Func
 // past its region in that dimension reads no input out of bounds (FuncNode::may_round_up)
 // and the Func is computed inside a loop (where its tails repeat per realization; at root
@@ -127,7 +131,9 @@ void split_directives(const ScheduleState &state, const StageNode &stage, const 
                      int64_t factor, int64_t extent) {
       Directive d{Kind::kSplit, f, s, {var, o, i}};
       d.factor = factor;
-      if (exact && extent % factor == 0) {
+      if (stage.shifts_tails && extent % factor != 0) {
+        d.tail = Tail::kShiftInwards;  // whole tiles, the last overlapping (VarSplit::shifts_tail)
+      } else if (exact && extent % factor == 0) {
         d.tail = Tail::kShiftInwards;
       } else if (round_up && i == vs.inner_name) {
         d.tail = Tail::kRoundUp;

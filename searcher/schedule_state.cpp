@@ -193,8 +193,9 @@ std::string ScheduleState::check_placement(const FuncDecision &d) const {
   if (std::find(stores.begin(), stores.end(), d.store_at) == stores.end()) {
     return "store_at must be the compute_at loop or enclose it, and not be outside a parallel "
            "loop that encloses compute_at, nor outside a loop of a stage that reads a Func at "
-           "indices of several shapes, nor slide in fused parallel loops with a Func inside "
-           "that reads an input past its bounds (ScheduleState::store_options)";
+           "indices of several shapes or a loop whose last tile shifts inwards, nor slide in "
+           "fused parallel loops with a Func inside that reads an input past its bounds "
+           "(ScheduleState::store_options)";
   }
   return "";
 }
@@ -407,10 +408,17 @@ std::vector<LoopRef> ScheduleState::store_options(const LoopRef &at) const {
   // that row computed wrong values; stored per row, right
   // (AppliedSchedules.NothingSlidesAlongTheLoopsOfAProductOfAFuncWithItself; found by the
   // dataset builder in random_192's matmul of a convolution with itself).
+  //
+  // Nor outside a loop whose ragged last tile shifts inwards (StageNode::shifts_tails):
+  // Halide 14 computes wrong values in a window sliding over loops split with ShiftInwards
+  // (AppliedSchedules.SplitsUnderASlidingWindowDoNotShiftInwards). Where the tiles divide
+  // the extent, such splits guard instead when a window slides (schedule_directives.cpp);
+  // a ragged output split has to shift to keep the producers inside it in bounds.
   std::vector<LoopRef> out;
   const bool sealed = any_enclosing_loop(at, [&](const LoopRef &ref, const Loop &l) {
     out.push_back(ref);
-    return l.parallel || stage_reads_in_several_shapes(*this, ref.func, ref.stage);
+    return l.parallel || l.shifted_tail ||
+           stage_reads_in_several_shapes(*this, ref.func, ref.stage);
   });
   if (!sealed) out.push_back(LoopRef{});
   // A window sliding in a Func with fused parallel loops guards their splits, and Funcs

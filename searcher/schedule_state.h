@@ -120,7 +120,8 @@ class ScheduleState {
   // it up to and including the first parallel one, then root if no parallel loop encloses
   // `at`. Only `at` for a Func unsafe to slide (StageNode::unsafe_to_slide) or read at
   // indices of several shapes (StageNode::reads_in_several_shapes); never outside a loop of
-  // a stage that reads any Func at indices of several shapes. Nor outside `at` at a loop
+  // a stage that reads any Func at indices of several shapes, nor outside a loop whose
+  // ragged last tile shifts inwards (Loop::shifted_tail). Nor outside `at` at a loop
   // of a Func with fused parallel loops when a Func that reads inputs past their bounds
   // (FuncNode::overcompute_reads_past_inputs) is computed inside them or is the next Func:
   // the sliding window would guard their splits (compute_at_refusal).

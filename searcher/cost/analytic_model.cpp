@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "searcher/cost/analytic_calibration.h"
 
@@ -41,8 +42,48 @@ AnalyticTerms unit_term_weights() {
   return w;
 }
 
+std::vector<double> heap_bytes_freed_together(const PipelineFeatures &features,
+                                              const AnalyticModelOptions &o) {
+  using F = ScheduledFeature;
+  auto on_heap = [&](const StageFeatures &s) {
+    return s[F::decided] != 0 && s[F::inlined] == 0 && s[F::alloc_bytes] > o.stack_allocation_max_bytes;
+  };
+  // Funcs stored at one loop are allocated the same number of times at the same depth, in
+  // one connected part of the stage graph; the features do not name the loop, so two loops
+  // of one depth and count there are taken as one.
+  const size_t n = features.stages.size();
+  std::vector<size_t> part(n);
+  for (size_t i = 0; i < n; ++i) part[i] = i;
+  const std::function<size_t(size_t)> root = [&](size_t i) {
+    return part[i] == i ? i : part[i] = root(part[i]);
+  };
+  for (const auto &[p, c] : features.edges) part[root(static_cast<size_t>(p))] = root(static_cast<size_t>(c));
+  auto same_loop = [&](size_t a, size_t b) {
+    const StageFeatures &x = features.stages[a], &y = features.stages[b];
+    return x[F::realizations] == y[F::realizations] && x[F::store_depth] == y[F::store_depth] &&
+           root(a) == root(b);
+  };
+  std::vector<double> out(n, 0.0);
+  for (size_t i = 0; i < features.stages.size(); ++i) {
+    const StageFeatures &s = features.stages[i];
+    if (!on_heap(s)) continue;
+    out[i] = s[F::alloc_bytes];
+    if (s[F::realizations] <= 1) continue;  // at root each buffer is freed after its last use
+    for (size_t j = 0; j < features.stages.size(); ++j) {
+      const StageFeatures &t = features.stages[j];
+      if (j != i && on_heap(t) && same_loop(i, j)) out[i] += t[F::alloc_bytes];
+    }
+  }
+  return out;
+}
+
 AnalyticTerms analytic_stage_terms(const StageFeatures &s, const MachineModel &m,
                                    const AnalyticModelOptions &o) {
+  return analytic_stage_terms(s, s[ScheduledFeature::alloc_bytes], m, o);
+}
+
+AnalyticTerms analytic_stage_terms(const StageFeatures &s, double freed_together,
+                                   const MachineModel &m, const AnalyticModelOptions &o) {
   using F = ScheduledFeature;
   AnalyticTerms t{};
   auto add = [&](AnalyticTerm k, double seconds) { t[static_cast<int>(k)] += seconds; };
@@ -56,7 +97,8 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, const MachineModel &m
   // storage dimension without gathers: LLVM vectorizes such a loop itself.
   const bool auto_vectorized = vw <= 1 && s[F::gather_loads_per_point] == 0 &&
                                s[F::innermost_serial_walks_x] != 0 &&
-                               s[F::innermost_serial_extent] >= s[F::native_vector_width];
+                               s[F::innermost_serial_extent] >= s[F::native_vector_width] &&
+                               s[F::unrolled_extent] <= o.auto_vector_max_unrolled;
   const double auto_lanes = s[F::native_vector_width] * o.auto_vector_lane_share;
   double cycles = s[F::vector_ops_total] * o.cycles_per_vector_op;
   if (auto_vectorized) {
@@ -104,7 +146,7 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, const MachineModel &m
           (o.parallel_launch_seconds + s[F::parallel_tasks] * o.parallel_task_seconds));
   if (s[F::alloc_bytes] > o.stack_allocation_max_bytes) {
     add(AnalyticTerm::kAllocation, s[F::realizations] * o.allocation_seconds);
-    if (s[F::alloc_bytes] >= o.page_fault_min_bytes) {
+    if (freed_together >= o.page_fault_min_bytes) {
       add(AnalyticTerm::kPageFaults, s[F::alloc_bytes_total] * o.page_fault_seconds_per_byte);
     }
   }
@@ -114,8 +156,10 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, const MachineModel &m
 AnalyticTerms analytic_terms(const PipelineFeatures &features, const MachineModel &machine,
                              const AnalyticModelOptions &options) {
   AnalyticTerms sum{};
-  for (const StageFeatures &s : features.stages) {
-    const AnalyticTerms t = analytic_stage_terms(s, machine, options);
+  const std::vector<double> freed_together = heap_bytes_freed_together(features, options);
+  for (size_t i = 0; i < features.stages.size(); ++i) {
+    const AnalyticTerms t =
+        analytic_stage_terms(features.stages[i], freed_together[i], machine, options);
     for (int k = 0; k < kNumAnalyticTerms; ++k) sum[k] += t[k];
   }
   return sum;
@@ -133,8 +177,10 @@ std::vector<double> analytic_stage_costs(const PipelineFeatures &features,
                                          const AnalyticTerms &weights) {
   std::vector<double> out;
   out.reserve(features.stages.size());
-  for (const StageFeatures &s : features.stages) {
-    out.push_back(weighed_seconds(analytic_stage_terms(s, machine, options), weights));
+  const std::vector<double> freed_together = heap_bytes_freed_together(features, options);
+  for (size_t i = 0; i < features.stages.size(); ++i) {
+    out.push_back(weighed_seconds(
+        analytic_stage_terms(features.stages[i], freed_together[i], machine, options), weights));
   }
   return out;
 }

@@ -41,6 +41,15 @@ struct AnalyticModelOptions {
   // walks x without gathers runs at this share of the native lanes (measured here: a
   // pointwise chain unvectorized runs as fast as vectorized by 16).
   double auto_vector_lane_share = 0.5;
+  // Nor does it vectorize a loop whose body stores more unrolled rows than this: rows of
+  // one buffer at a stride LLVM does not know may overlap, and it checks each pair at run
+  // time up to a limit (8 checks: 4 rows). edge_nms' output, unvectorized with its x loop
+  // innermost around 4 unrolled rows, compiles to vectors of 16; around 8 rows, to scalar
+  // code, and a schedule predicted at 1.7 ms that way ran 13.7 ms with freed memory kept
+  // for reuse (`build/bin/search_probe edge_nms --library
+  // build/lib/libprotuner_corpus_generators.so --schedule S --assembly DIR`, then
+  // `protuner measure ... --schedule S --allocator pooling`).
+  double auto_vector_max_unrolled = 4;
   double cycles_per_production = 20;      // bounds and loop setup of a Func produced in a loop
   // One core alone draws this share of the DRAM bandwidth all cores draw together.
   double single_core_dram_share = 0.6;
@@ -49,13 +58,15 @@ struct AnalyticModelOptions {
   double allocation_seconds = 0.1e-6;     // malloc and free
   // Allocations inside loops this small go on the stack (schedule_directives.h): free.
   double stack_allocation_max_bytes = static_cast<double>(kStackAllocationMaxBytes);
-  // Allocations at least this big are fresh pages on every run, so each first touch
+  // Allocations at least this big, or freed together with others to at least this many
+  // bytes (heap_bytes_freed_together), are fresh pages on every run, so each first touch
   // page-faults. Candidates are timed as the user's program runs them, in a fresh process
   // under glibc's malloc as it comes (measurer/child_environment.h): glibc maps blocks of
   // its mmap threshold and more afresh, and hands a heap's free top back to the kernel
   // once it exceeds its trim threshold, both 128 KiB in a process that has not yet freed
-  // a larger mapped block. So a per-run intermediate of that size or more faults on
-  // every run, whether one big one at root or a few per strip of a parallel loop: harris'
+  // a larger mapped block. So per-run intermediates of that size or more fault on every
+  // run, whether one big one at root or a few freed together per strip of a parallel
+  // loop: harris'
   // own schedule (three 110 KB buffers per strip) runs 3 ms with freed memory kept for
   // reuse and 60-75 ms in RunGen (`build/bin/rungen_agreement --apps harris`, its
   // pooling and RunGen columns).
@@ -85,8 +96,22 @@ const char *analytic_term_name(AnalyticTerm term);
 // Every weight 1: the model as it stands.
 AnalyticTerms unit_term_weights();
 
+// Per stage node, the bytes of the heap allocations freed together with its own at the end
+// of each iteration of its storage loop, its own included (0 for a stage that allocates
+// nothing on the heap). glibc hands a heap's free top back to the kernel once it exceeds
+// 128 KiB, so allocations freed together past that size page-fault afresh in every
+// iteration, however small each is: edge_nms' producers, four buffers of 63 KB per output
+// tile, ran 31 ms under glibc's malloc and 1.26 ms with freed memory kept for reuse
+// (`protuner measure --library build/lib/libprotuner_corpus_generators.so --generator
+// edge_nms --schedule S`, with and without `--allocator pooling`).
+std::vector<double> heap_bytes_freed_together(const PipelineFeatures &features,
+                                              const AnalyticModelOptions &options = {});
 // Seconds per term of one stage node of an already featurized schedule (`features`
-// computed for `machine`).
+// computed for `machine`), whose heap allocation is freed with `freed_together` bytes in
+// all (heap_bytes_freed_together); without it, as if alone.
+AnalyticTerms analytic_stage_terms(const StageFeatures &stage, double freed_together,
+                                   const MachineModel &machine,
+                                   const AnalyticModelOptions &options = {});
 AnalyticTerms analytic_stage_terms(const StageFeatures &stage, const MachineModel &machine,
                                    const AnalyticModelOptions &options = {});
 // The same summed over every stage of a schedule.

@@ -105,7 +105,7 @@ size_t FeatureCache::KeyHash::operator()(const Key &k) const {
   size_t h = std::hash<const void *>()(k.decided);
   for (int i : k.inlined) h = h * 1000003u ^ static_cast<size_t>(i);
   for (int i : k.resident) h = h * 1000003u ^ static_cast<size_t>(i);
-  return h;
+  return h * 31u + static_cast<size_t>(k.constant_stride_dims);
 }
 
 void FeatureCache::clear() {
@@ -662,7 +662,8 @@ double rounded_up_share(const ScheduleState &state, int f, const StageNode &stag
 
 // The share of the cores a stage's own parallel loop keeps busy: its work, in tasks of
 // whole tiles, over cores x the slowest core's time. A variable's guarded partial last
-// tile is a smaller task, and alone in the last round it ends that round early.
+// tile is a smaller task, and alone in the last round it ends that round early (a tile
+// shifted inwards is whole).
 // conv_layer's update in parallel tiles of 4 of its 5 images ran as tasks of 4 images and
 // of 1: 1.25 times one core's speed, not 2.
 double own_core_utilization(const Loop &parallel, const StageNode &stage, const StageTiling &tiling,
@@ -672,7 +673,7 @@ double own_core_utilization(const Loop &parallel, const StageNode &stage, const 
   for (int v : parallel.vars) {
     if (v >= stage.num_pure) continue;  // parallel reduction bands: equal
     const VarSplit sp = split_of(stage, tiling, v, whole[v].extent());
-    if (sp.tile <= 1 || sp.extent % sp.tile == 0) continue;
+    if (sp.tile <= 1 || sp.extent % sp.tile == 0 || sp.shifts_inwards) continue;
     const double tile = static_cast<double>(sp.tile), extent = static_cast<double>(sp.extent);
     const double tiles = std::ceil(extent / tile);
     work *= extent / (tiles * tile);
@@ -789,14 +790,15 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     out.production_bytes += bytes_passing_through(f, groups, whole, m.cache_line_bytes);
 
     // Vector and scalar work: a guarded tail of the vectorized variable's tile runs scalar;
-    // where the split rounds up instead (schedule_directives.cpp), the tail is one more
-    // vector, partly over points nobody reads.
+    // where the split rounds up or shifts inwards instead (schedule_directives.cpp), the
+    // tail is one more vector, partly over points nobody reads or computed twice.
     double vec_points = 0;
     if (vw > 1) {
       const VarSplit sp = split_of(stage, tiling, 0, whole[0].extent());
       const double tile = static_cast<double>(sp.tile);
-      const bool rounds_up = inner_tail_rounds_up(state, f, stage, sp, 0);
-      vec_points = total * (rounds_up ? std::ceil(tile / vw) : std::floor(tile / vw)) * vw / tile;
+      const bool whole_vectors = inner_tail_rounds_up(state, f, stage, sp, 0) || sp.shifts_inwards;
+      vec_points =
+          total * (whole_vectors ? std::ceil(tile / vw) : std::floor(tile / vw)) * vw / tile;
     }
     const double vectors_per_vw = std::ceil(vw / native);
 
@@ -950,7 +952,8 @@ PipelineFeatures Featurizer::assemble(const ScheduleState &state, FeatureCache *
     const FuncFeatures *features = nullptr;
     FuncFeatures fresh;
     if (cache != nullptr) {
-      FeatureCache::Key key{&state.bounds(f), inlined_into(state, f), {}};
+      FeatureCache::Key key{&state.bounds(f), inlined_into(state, f), {},
+                            constant_stride_dimensions(state, f)};
       key.resident = resident_producers(state, f, key.inlined, found_in);
       auto it = cache->entries_.find(key);
       if (it != cache->entries_.end()) {

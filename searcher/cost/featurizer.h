@@ -230,8 +230,13 @@ class FeatureCache {
     // The producers it reads whose values stay in a cache, as producer * 4 + cache
     // level, sorted: its memory traffic depends on them.
     std::vector<int> resident;
+    // Its storage dimensions whose strides Halide knows (featurizer.cpp's
+    // constant_stride_dimensions): whether the tiles it is stored in are whole depends on
+    // windows that Funcs decided after it slide there.
+    int constant_stride_dims = 1;
     bool operator==(const Key &o) const {
-      return decided == o.decided && inlined == o.inlined && resident == o.resident;
+      return decided == o.decided && inlined == o.inlined && resident == o.resident &&
+             constant_stride_dims == o.constant_stride_dims;
     }
   };
   struct KeyHash {

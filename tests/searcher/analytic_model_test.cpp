@@ -180,5 +180,48 @@ TEST(AnalyticModel, PredictsTheSameForABatchAsOneAtATime) {
   EXPECT_EQ(both[1], single.predict({&b})[0]);
 }
 
+// glibc hands the heap's free top back to the kernel once it exceeds 128 KiB: two 70 KB
+// buffers freed together at the end of every tile page-fault afresh in every tile, though
+// neither alone would. Stored at loops of other depths, or in disjoint pipelines, they are
+// freed apart.
+TEST(AnalyticModel, HeapBuffersFreedTogetherPastTheTrimThresholdPageFault) {
+  using F = ScheduledFeature;
+  auto buffer = [](double bytes, double depth) {
+    StageFeatures s;
+    auto set = [&](F f, double v) { s.scheduled[static_cast<int>(f)] = static_cast<float>(v); };
+    set(F::decided, 1);
+    set(F::alloc_bytes, bytes);
+    set(F::realizations, 128);
+    set(F::store_depth, depth);
+    set(F::alloc_bytes_total, bytes * 128);
+    return s;
+  };
+  const AnalyticModelOptions options;
+  ASSERT_LT(70e3, options.page_fault_min_bytes);
+  ASSERT_GT(140e3, options.page_fault_min_bytes);
+  auto faults = [&](const PipelineFeatures &p) {
+    return analytic_terms(p, MachineModel{}, options)[static_cast<int>(AnalyticTerm::kPageFaults)];
+  };
+  PipelineFeatures together;
+  together.stages = {buffer(70e3, 2), buffer(70e3, 2)};
+  together.edges = {{1, 0}};
+  EXPECT_EQ(heap_bytes_freed_together(together, options), (std::vector<double>{140e3, 140e3}));
+  EXPECT_DOUBLE_EQ(faults(together), 2 * 70e3 * 128 * options.page_fault_seconds_per_byte);
+
+  PipelineFeatures apart;
+  apart.stages = {buffer(70e3, 2), buffer(70e3, 1)};
+  apart.edges = {{1, 0}};
+  EXPECT_EQ(faults(apart), 0);
+  PipelineFeatures disjoint = together;  // two pipelines side by side
+  disjoint.edges.clear();
+  EXPECT_EQ(faults(disjoint), 0);
+  PipelineFeatures alone;
+  alone.stages = {buffer(70e3, 2)};
+  EXPECT_EQ(faults(alone), 0);
+  PipelineFeatures big;
+  big.stages = {buffer(140e3, 2)};
+  EXPECT_GT(faults(big), 0);
+}
+
 }  // namespace
 }  // namespace protuner

@@ -444,15 +444,17 @@ TEST(Featurizer, ABlockAcrossRowsStaysInRegistersWhereTheRowStrideIsAConstant) {
   EXPECT_EQ(whole_rows[F::block_stores], 8);
 }
 
-// Parallel tiles of 4 of 5 rows: tasks of 4 rows and of 1, which keep two cores busy
-// 1.25 times one core's speed, not twice.
+// Parallel tiles of 4 of 5 rows, guarded: tasks of 4 rows and of 1, which keep two cores
+// busy 1.25 times one core's speed, not twice. An output shifts its last tile inwards
+// instead: tasks of 4 rows each.
 TEST(Featurizer, APartialLastParallelTileIsASmallerTask) {
-  auto utilization = [](int rows, int tile) {
+  auto utilization = [](int rows, int tile, bool of_output) {
     using namespace Halide;
     ImageParam in(Float(32), 2, "in");
     Var x("x"), y("y");
-    Func f("f");
-    f(x, y) = in(x, y) * 2.0f;
+    Func g("g"), f("f");
+    g(x, y) = in(x, y) * 2.0f;
+    f(x, y) = g(x, y) + 1.0f;
     in.set_estimates({{0, 64}, {0, rows}});
     f.set_estimates({{0, 64}, {0, rows}});
     Pipeline p(f);
@@ -462,14 +464,17 @@ TEST(Featurizer, APartialLastParallelTileIsASmallerTask) {
     FuncDecision d = testing::root_decision(s, false);
     d.stages[0].tile = {64, tile};
     d.stages[0].parallel_loops = 1;
-    s.decide(d);
-    return fz.featurize(s).stages[0][F::core_utilization];
+    s.decide(of_output ? d : testing::root_decision(s, false));
+    s.decide(of_output ? testing::root_decision(s, false) : d);
+    return fz.featurize(s).stages[of_output ? 0 : 1][F::core_utilization];
   };
-  EXPECT_FLOAT_EQ(utilization(5, 4), 1.25f / 2);
-  EXPECT_FLOAT_EQ(utilization(8, 4), 1);
+  EXPECT_FLOAT_EQ(utilization(5, 4, false), 1.25f / 2);
+  EXPECT_FLOAT_EQ(utilization(8, 4, false), 1);
   // Three tasks (4, 4, 1 rows): two rounds, the second only a quarter as long.
-  EXPECT_FLOAT_EQ(utilization(9, 4), 2.25f / (2 * 1.25f));
-  EXPECT_FLOAT_EQ(utilization(3, 4), 0.5f);  // one partial task on two cores
+  EXPECT_FLOAT_EQ(utilization(9, 4, false), 2.25f / (2 * 1.25f));
+  EXPECT_FLOAT_EQ(utilization(3, 4, false), 0.5f);  // one partial task on two cores
+  EXPECT_FLOAT_EQ(utilization(5, 4, true), 1);
+  EXPECT_FLOAT_EQ(utilization(9, 4, true), 0.75f);  // three whole tasks in two rounds
 }
 
 TEST(Featurizer, ListsEveryStageAndTheStageDag) {

@@ -827,6 +827,63 @@ TEST(AppliedSchedules, StridedVectorReadsOfUnrolledRowsStayAligned) {
   EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "aligned");
 }
 
+// A stencil of an input without a boundary condition, its output estimated inside the
+// input and at extents no tile divides: edge_nms' shape in the corpus.
+Halide::Pipeline ragged_stencil_pipeline() {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func blur_x("blur_x"), out("out");
+  blur_x(x, y) = in(x, y) + in(x + 1, y) + in(x + 2, y);
+  out(x, y) = blur_x(x, y) - blur_x(x, y + 2);
+  in.set_estimates({{0, 64}, {0, 48}});
+  out.set_estimates({{0, 61}, {0, 45}});
+  return Pipeline(out);
+}
+
+// The output's ragged tiles (61 columns in tiles of 24 and vectors of 8, 45 rows in tiles
+// of 8) shift inwards, so blur_x, which reads the input past its bounds wherever it is
+// computed past what the output needs, may be computed per tile and stays in the input.
+TEST(AppliedSchedules, AnInputReaderComputedPerRaggedOutputTileStaysInBounds) {
+  Halide::Pipeline reference = ragged_stencil_pipeline();
+  const Halide::Buffer<> expected = run(reference);
+  auto graph = testing::graph_of(ragged_stencil_pipeline());
+  ASSERT_TRUE(graph->funcs[index_of(graph, "blur_x")].overcompute_reads_past_inputs);
+  ScheduleState state(graph);
+  FuncDecision out;
+  out.stages = {StageTiling{{24, 8}, {8, 1}, 1}};
+  state.decide(out);
+  const std::vector<Loop> &loops = state.bounds(0).loops[0];
+  int tile_loop = -1;  // the innermost loop outside the vectors
+  for (size_t k = 0; k < loops.size(); ++k) {
+    EXPECT_FALSE(loops[k].has_tail) << loops[k].name;
+    if (!loops[k].vectorized) tile_loop = static_cast<int>(k);
+  }
+  ASSERT_TRUE(loops[0].shifted_tail);
+  FuncDecision blur_x;
+  blur_x.placement = Placement::kAt;
+  blur_x.compute_at = blur_x.store_at = LoopRef{0, 0, tile_loop};
+  blur_x.stages = {StageTiling{{1 << 20, 1 << 20}, {8, 1}, 0}};
+  ASSERT_EQ(state.check_decision(blur_x), "");
+  state.decide(blur_x);
+  while (!state.complete()) {
+    FuncDecision d;
+    d.placement = Placement::kInline;
+    state.decide(d);
+  }
+  int shifted = 0;
+  for (const Directive &d : schedule_directives(state)) {
+    if (d.kind == Directive::Kind::kSplit && d.func == 0) {
+      EXPECT_EQ(d.tail, Tail::kShiftInwards) << d.vars[0];
+      ++shifted;
+    }
+  }
+  EXPECT_EQ(shifted, 3);  // x in tiles and in vectors, y in tiles
+  Halide::Pipeline p = ragged_stencil_pipeline();
+  apply_schedule(state, p);
+  EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "ragged");
+}
+
 // Found by a tune of nl_means: a tile that is no multiple of its inner tile is split
 // outer first, so its inner split divides a split's product, and Halide 14 refuses
 // RoundUp there in an update ("It may redundantly recompute some values"). conv's update

@@ -730,12 +730,16 @@ TEST(SearchSpace, RoundUpReadsPastInputsFollowsOneDimension) {
 }
 
 // Halide 14 computes a Func computed inside a guarded split's partial last tile for the
-// whole tile: conv inside a 6-channel tile of relu's 16 channels read bias[12..17] (found by
-// StateBounds.ConvolutionMatchesHalide: "Input buffer bias is accessed at 17, which is
-// beyond the max (15)").
-TEST(SearchSpace, AFuncReadingInputsIsNotComputedInsidePartialTiles) {
+// whole tile: conv inside a 6-channel tile of a guarded 16-channel Func read bias[12..17]
+// (found by StateBounds.ConvolutionMatchesHalide: "Input buffer bias is accessed at 17,
+// which is beyond the max (15)"). relu is the output, whose ragged tiles shift inwards
+// (StageNode::shifts_tails): every tile of 6 channels is whole and inside the 16, so conv
+// may be computed per tile.
+TEST(SearchSpace, AFuncReadingInputsMayBeComputedInsideAnOutputsShiftedTiles) {
   const auto graph = graph_of(testing::conv_relu_pipeline());
   ASSERT_EQ(stable_func_name(graph->funcs[1].name), "conv");
+  ASSERT_TRUE(graph->funcs[0].stages[0].shifts_tails);
+  ASSERT_FALSE(graph->funcs[1].stages[0].shifts_tails);
   auto relu_tiled_by = [&](int64_t channels) {
     ScheduleState s(graph);
     FuncDecision relu;  // loops co_o, y_m, x_m, co_m over 16 x 24 x 16
@@ -748,23 +752,16 @@ TEST(SearchSpace, AFuncReadingInputsIsNotComputedInsidePartialTiles) {
   conv.placement = Placement::kAt;
   conv.compute_at = conv.store_at = {0, 0, 0};  // per tile of channels
   conv.stages.assign(2, StageTiling{{16, 24, 16}, {1, 1, 1}, 0});
-
-  const ScheduleState partial = relu_tiled_by(6);
-  ASSERT_TRUE(partial.bounds(0).loops[0][0].has_tail);
-  EXPECT_EQ(partial.check_decision(conv),
-            "compute_at a loop nest with a partial last tile, where Halide would compute it for "
-            "the whole tile and read an input past its bounds");
-  for (const Step &c : space_for_tests().children(partial)) {
-    EXPECT_NE(c.placement, Placement::kAt) << "offered compute_at " << c.compute_at.loop;
+  for (int64_t channels : {6, 8}) {
+    const ScheduleState s = relu_tiled_by(channels);
+    const Loop &tiles = s.bounds(0).loops[0][0];
+    EXPECT_FALSE(tiles.has_tail) << channels;
+    EXPECT_EQ(tiles.shifted_tail, channels == 6);
+    EXPECT_EQ(s.check_decision(conv), "") << channels;
+    int offered = 0;
+    for (const Step &c : space_for_tests().children(s)) offered += c.placement == Placement::kAt;
+    EXPECT_GT(offered, 0) << channels;
   }
-
-  // relu reads conv at its own channels: a tile of 8 channels divides 16, no partial tile.
-  const ScheduleState whole = relu_tiled_by(8);
-  ASSERT_FALSE(whole.bounds(0).loops[0][0].has_tail);
-  EXPECT_EQ(whole.check_decision(conv), "");
-  int offered = 0;
-  for (const Step &c : space_for_tests().children(whole)) offered += c.placement == Placement::kAt;
-  EXPECT_GT(offered, 0);
 }
 
 // A Func computed per full tile of the output covers the same extents in every
@@ -815,12 +812,23 @@ TEST(SearchSpace, AFuncReadingInputsMayBeComputedInsideTheSplitLoopsOfFullTiles)
   }
   EXPECT_GT(offered, 0);
 
-  // 64 columns in tiles of 24 leave a last tile of 16: acc itself reads the input through
-  // blur_x and may not be computed there.
+  // 64 columns in tiles of 24 leave a last tile of 16, which the output shifts inwards to
+  // a whole one: acc may still be computed per tile.
+  EXPECT_EQ(out_in_tiles(graph, 24).check_decision(acc), "");
+  // acc at root in guarded tiles of 24 columns: blur_x, which reads the input, may not be
+  // computed per tile, where Halide would compute it for the whole last tile.
   const char *partial_tile =
       "compute_at a loop nest with a partial last tile, where Halide would compute it for the "
       "whole tile and read an input past its bounds";
-  EXPECT_EQ(out_in_tiles(graph, 24).check_decision(acc), partial_tile);
+  ScheduleState guarded = out_in_tiles(graph, 16);
+  FuncDecision acc_at_root;
+  acc_at_root.placement = Placement::kRoot;
+  acc_at_root.stages = {StageTiling{{24, 32}, {1, 1}, 0}};
+  guarded.decide(acc_at_root);
+  ASSERT_TRUE(guarded.bounds(1).loops[0][0].has_tail);
+  FuncDecision blur_x = acc;
+  blur_x.compute_at = blur_x.store_at = {1, 0, 0};
+  EXPECT_EQ(guarded.check_decision(blur_x), partial_tile);
 
   // Read as acc(x / 3), acc's realizations may differ in extents: tiles of 5 columns of
   // out read 2 or 3 of acc's.
