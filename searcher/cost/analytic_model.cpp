@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 #include "searcher/cost/analytic_calibration.h"
 
@@ -45,41 +44,42 @@ AnalyticTerms unit_term_weights() {
 std::vector<double> heap_bytes_freed_together(const PipelineFeatures &features,
                                               const AnalyticModelOptions &o) {
   using F = ScheduledFeature;
-  auto on_heap = [&](const StageFeatures &s) {
-    return s[F::decided] != 0 && s[F::inlined] == 0 && s[F::alloc_bytes] > o.stack_allocation_max_bytes;
-  };
+  const size_t n = features.stages.size();
+  std::vector<double> out(n, 0.0);
+  std::vector<size_t> repeated;  // heap allocations made more than once per run
+  for (size_t i = 0; i < n; ++i) {
+    const StageFeatures &s = features.stages[i];
+    const bool on_heap = s[F::decided] != 0 && s[F::inlined] == 0 &&
+                         s[F::alloc_bytes] > o.stack_allocation_max_bytes;
+    if (!on_heap) continue;
+    out[i] = s[F::alloc_bytes];
+    // At root each buffer is freed after its last use, so it is freed alone.
+    if (s[F::realizations] > 1) repeated.push_back(i);
+  }
+  if (repeated.size() < 2) return out;
+
   // Funcs stored at one loop are allocated the same number of times at the same depth, in
   // one connected part of the stage graph; the features do not name the loop, so two loops
   // of one depth and count there are taken as one.
-  const size_t n = features.stages.size();
   std::vector<size_t> part(n);
   for (size_t i = 0; i < n; ++i) part[i] = i;
-  const std::function<size_t(size_t)> root = [&](size_t i) {
-    return part[i] == i ? i : part[i] = root(part[i]);
+  auto root = [&](size_t i) {
+    while (part[i] != i) i = part[i] = part[part[i]];
+    return i;
   };
-  for (const auto &[p, c] : features.edges) part[root(static_cast<size_t>(p))] = root(static_cast<size_t>(c));
-  auto same_loop = [&](size_t a, size_t b) {
-    const StageFeatures &x = features.stages[a], &y = features.stages[b];
-    return x[F::realizations] == y[F::realizations] && x[F::store_depth] == y[F::store_depth] &&
-           root(a) == root(b);
-  };
-  std::vector<double> out(n, 0.0);
-  for (size_t i = 0; i < features.stages.size(); ++i) {
-    const StageFeatures &s = features.stages[i];
-    if (!on_heap(s)) continue;
-    out[i] = s[F::alloc_bytes];
-    if (s[F::realizations] <= 1) continue;  // at root each buffer is freed after its last use
-    for (size_t j = 0; j < features.stages.size(); ++j) {
-      const StageFeatures &t = features.stages[j];
-      if (j != i && on_heap(t) && same_loop(i, j)) out[i] += t[F::alloc_bytes];
+  for (const auto &[p, c] : features.edges)
+    part[root(static_cast<size_t>(p))] = root(static_cast<size_t>(c));
+  const std::vector<double> alone = out;
+  for (size_t i : repeated) {
+    const StageFeatures &x = features.stages[i];
+    for (size_t j : repeated) {
+      const StageFeatures &y = features.stages[j];
+      if (j != i && x[F::realizations] == y[F::realizations] &&
+          x[F::store_depth] == y[F::store_depth] && root(i) == root(j))
+        out[i] += alone[j];
     }
   }
   return out;
-}
-
-AnalyticTerms analytic_stage_terms(const StageFeatures &s, const MachineModel &m,
-                                   const AnalyticModelOptions &o) {
-  return analytic_stage_terms(s, s[ScheduledFeature::alloc_bytes], m, o);
 }
 
 AnalyticTerms analytic_stage_terms(const StageFeatures &s, double freed_together,

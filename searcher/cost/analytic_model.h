@@ -108,11 +108,9 @@ std::vector<double> heap_bytes_freed_together(const PipelineFeatures &features,
                                               const AnalyticModelOptions &options = {});
 // Seconds per term of one stage node of an already featurized schedule (`features`
 // computed for `machine`), whose heap allocation is freed with `freed_together` bytes in
-// all (heap_bytes_freed_together); without it, as if alone.
+// all (heap_bytes_freed_together).
 AnalyticTerms analytic_stage_terms(const StageFeatures &stage, double freed_together,
                                    const MachineModel &machine,
-                                   const AnalyticModelOptions &options = {});
-AnalyticTerms analytic_stage_terms(const StageFeatures &stage, const MachineModel &machine,
                                    const AnalyticModelOptions &options = {});
 // The same summed over every stage of a schedule.
 AnalyticTerms analytic_terms(const PipelineFeatures &features, const MachineModel &machine,
