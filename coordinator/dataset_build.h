@@ -55,8 +55,8 @@ struct DatasetBuildOptions {
   // An optional suite file whose apps are sampled too (pipeline_id = the app's name).
   std::string apps_suite;
   // Timing of each measurement: a fixed 10 samples as the GCN paper takes (004_*), not the
-  // measurer's confirm-the-minimum loop of up to 40, which doubled the time per sample on
-  // sub-millisecond pipelines; 20 ms each, since every pipeline runs for about a
+  // measurer's confirm-the-minimum loop of up to 40, which takes about twice as long per
+  // sample on sub-millisecond pipelines; 20 ms each, since every pipeline runs for about a
   // millisecond. The spread of the 10 is stored and weights the training loss.
   TimingSettings timing = dataset_timing();
   // The random pipeline generator library; a bare name is searched like a suite's

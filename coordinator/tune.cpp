@@ -459,7 +459,8 @@ void measure_seeds(const PreparedApp &app, SearchOutcome &out, BackendCandidateM
       std::min(settings.measure.compile_timeout_seconds,
                settings.seed_compile_share * seconds_between(start, deadline));
   // The fallback is measured whatever it costs; the other seeds share the time left after
-  // it (resnet50's fallback compiled for 45 s of a 3-minute budget's 162).
+  // it (on a large network such as resnet50 the fallback alone takes a good part of a
+  // short budget to compile).
   Clock::time_point seeding_start = start;
   double seed_seconds = 0;
   for (size_t k = 0; k < seeds.size(); ++k) {

@@ -57,22 +57,22 @@ struct TuneSettings {
   double candidate_compile_min_seconds = kDefaultCandidateCompileMinSeconds;
   // A candidate stops sampling once its first measure.timing.samples samples are all
   // slower than this multiple of the fastest schedule the search has measured
-  // (BackendCandidateMeasurer::stop_sampling_above_best). Over the 175 candidates of
-  // stop 36's 16-app run that took 40 samples, the fastest of the first 10 was 3.8% above
-  // the fastest of all 40 at the median and 14% at the 90th percentile (48% at worst), so
-  // one 20% slower than the best seldom wins. On the noisy AVX2 host few runs confirm
-  // their minimum and most candidates took all 40 samples: conv_layer's 9 spent 133 s of
-  // a 3-minute budget sampling, 73 s of it on samples past the 10th of candidates already
-  // 1.2x slower than the best so far. A candidate also stops after 3 samples 5/3 of the
-  // line above (2x the best at 1.2; TimingSettings::early_stop_factor), and tune_app
-  // counts the own and default schedules' runtimes as measured. 0: every candidate takes them
-  // all.
+  // (BackendCandidateMeasurer::stop_sampling_above_best). The fastest of a candidate's
+  // first 10 samples is usually within a few percent of the fastest of all 40, so one
+  // whose first 10 are all 20% slower than the best seldom wins; on a noisy host few
+  // candidates confirm their minimum early, and without the stop the slow ones would
+  // spend much of a short budget on samples that change nothing. A candidate also stops
+  // after 3 samples 5/3 of the line above (2x the best at 1.2;
+  // TimingSettings::early_stop_factor), and tune_app counts the own and default
+  // schedules' runtimes as measured. 0: every candidate takes them all.
   double candidate_stop_above_best = 1.2;
   // A seed may compile for this share of the search's time (the budget less the reserve),
   // within [its candidate limit, measure.compile_timeout_seconds] and the time left: 3 min
   // allows 48 s, 15 min 120 s. Seeds are the structures experts write, and on a large
-  // network they compile slowest: resnet50's register-blocked seeds compiled in 33-37 s,
-  // past a 3-minute candidate's 27 s, and ran 80-170 ms against the fallback's 284.
+  // network they compile slowest: resnet50's register-blocked seeds compile for longer
+  // than a 3-minute budget gives a candidate (27 s), and run much faster than the
+  // fallback (the seeds `build/bin/search_probe resnet50` writes, timed by `protuner
+  // measure --schedule`).
   double seed_compile_share = 0.3;
   // Seeds measured before the search (searcher/seed_schedules.h): at most this many beyond
   // the compute-root fallback, and none started once they have used this share of the time
@@ -84,8 +84,8 @@ struct TuneSettings {
   // more seeds. 0: none.
   double model_seed_share = kDefaultModelSeedShare;
   // A model seed is not measured when the same model predicts it this many times slower
-  // than the fastest schedule measured so far: at 3 minutes, resnet50's plain-beam seed,
-  // predicted 3.6x to 4.4x slower, spent its 27 s compile limit and never ran.
+  // than the fastest schedule measured so far: such a seed seldom wins, and on a large
+  // network (resnet50's plain-beam seed) it can spend its whole compile limit and never run.
   double model_seed_max_predicted_ratio = 2.0;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
   int search_threads = 0;

@@ -7,8 +7,9 @@
 //     will run it with, in a fresh process (protuner-measure-runner, which inherits this
 //     environment): glibc's dynamic mmap threshold hands large freed intermediates
 //     back to the kernel, and a schedule that allocates them on every run pays for the
-//     page faults there too, often more than for its compute (issue 55 saw schedules 14x
-//     slower in the user's program than under a pooling policy). kPooling sets glibc's
+//     page faults there too, often more than for its compute (some schedules run many
+//     times slower so than under a pooling policy; `build/bin/rungen_agreement` prints
+//     both beside RunGen). kPooling sets glibc's
 //     mmap and trim thresholds to their maximum, so freed memory is reused as under a
 //     pooling allocator an application installs; it is an explicit option, recorded with
 //     every result and part of every cache key.

@@ -127,7 +127,7 @@ Halide::Realization run_once(Halide::Pipeline &p, const Halide::Target &target, 
 
 // The host's last-level cache in bytes (the largest cache sysfs lists for CPU 0), capped
 // at 64 MiB: virtual machines report sizes no working set can rely on. Halide's generic
-// 16 MiB when sysfs says nothing. (Our own cost models trust 16 MiB at most,
+// 16 MiB when sysfs says nothing. (Our own cost models trust 12 MiB at most,
 // MachineModel::kMaxTrustedL3Bytes; the autoschedulers we compare against keep the cap
 // their recorded baselines were measured with.)
 uint64_t last_level_cache_bytes() {

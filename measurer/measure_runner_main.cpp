@@ -2,10 +2,10 @@
 // own, as the user's program runs the generator it compiled: the candidate's shared object
 // loaded into a fresh process whose malloc has no history (the measure child's JIT
 // compilation has freed much memory, and glibc's malloc adapts its mmap and trim
-// thresholds to that history, which changed candidates' runtimes by up to 20x). The measure
-// child (measure_child.cpp) compiles the candidate, writes its arguments as a run plan
-// (run_plan.h) and starts this program twice: once to run the candidate and write its
-// outputs, once to time it. It links neither libHalide nor LLVM; the app's generator
+// thresholds to that history, which can change a candidate's runtime many times over).
+// The measure child (measure_child.cpp) compiles the candidate, writes its arguments as a
+// run plan (run_plan.h) and starts this program twice: once to run the candidate and write
+// its outputs, once to time it. It links neither libHalide nor LLVM; the app's generator
 // library is loaded only to resolve the extern functions a pipeline may call.
 //
 //   protuner-measure-runner --candidate C.so --function NAME --plan PLAN

@@ -1,6 +1,6 @@
 // The measurer daemon: serves measurement requests from any number of searchers over
 // ZeroMQ (wire.h) and runs them strictly one at a time on a MeasurementBackend, because
-// two measurements on one machine disturb each other's timings (DESIGN.md section 5).
+// two measurements on one machine disturb each other's timings.
 //
 // Two threads. The I/O thread owns the ROUTER socket: it queues requests, answers and
 // sends heartbeats, and refuses malformed messages, so a client sees the daemon alive even

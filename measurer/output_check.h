@@ -22,10 +22,11 @@
 //
 // A pipeline that quantizes (rounds floats to integer levels, then goes on computing)
 // can turn one contracted multiply-add into a whole level's difference, and amplify it
-// further on: random pipelines had 8 to 91 of 12,288 points off by 1e-3 relative, with
-// 1 point allowed. So the measurer's child (measure_child.cpp) gets a second opinion on a
-// candidate that differs: compiled with strict_float, candidate and reference must agree
-// by the same rules. If they do, the candidate is right and is timed as it was compiled.
+// further on: a random pipeline's output of 12,288 points can have tens of them off by
+// 1e-3 relative, where 1 point is allowed. So the measurer's child (measure_child.cpp)
+// gets a second opinion on a candidate that differs: compiled with strict_float,
+// candidate and reference must agree by the same rules. If they do, the candidate is
+// right and is timed as it was compiled.
 #pragma once
 
 #include <optional>

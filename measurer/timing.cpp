@@ -42,7 +42,8 @@ TimingResult time_runs(const std::function<void()> &run, const TimingSettings &s
   check_settings(settings);
   for (int i = 0; i < settings.warmup_runs; ++i) run();
   // Sized by a run after the warm-up: the very first run pays for page faults and the
-  // thread pool, and sized by it a sample of a 0.2 ms pipeline lasted a few ms, not 50.
+  // thread pool, and sized by it a sample of a sub-millisecond pipeline would last a few
+  // ms, not 50.
   auto start = std::chrono::steady_clock::now();
   run();
   const double one_run = std::max(seconds_since(start), 1e-9);

@@ -25,15 +25,15 @@ struct TimingSettings {
   // When above 0: once `samples` samples are in and the fastest of them took longer than
   // this, stop unconfirmed. A search sets it from the fastest candidate it has measured:
   // a candidate already slower than that will not win, and the samples that would only
-  // say by how much cost a slow one up to 30 s of a 3-minute budget on a noisy host
+  // say by how much cost a slow one a good part of a short budget on a noisy host
   // (TuneSettings::candidate_stop_above_best).
   double stop_above_ms = 0;
   // ...and sooner, once `early_stop_samples` samples are in, when their fastest took longer
-  // than `early_stop_factor` times the line: 2x the best at the search's 1.2 line. Over 185
-  // candidates sampled 40 times on a noisy host, the fastest of the first 3 samples was at
-  // most 1.85x the fastest of all 40 (1.62x at p99), so a candidate stopped this early
-  // would not have beaten the best; the 7 samples it skips cost up to 5 s per candidate
-  // on conv_layer, where most candidates are 2x to 6x slower than the best.
+  // than `early_stop_factor` times the line: 2x the best at the search's 1.2 line. Even on
+  // a noisy host the fastest of a candidate's first 3 samples stays well under 2x the
+  // fastest of all 40, so a candidate stopped this early would not have beaten the best;
+  // the samples it skips cost seconds per candidate on apps whose candidates are mostly
+  // several times slower than the best (conv_layer).
   int early_stop_samples = 3;
   double early_stop_factor = 5.0 / 3;
 

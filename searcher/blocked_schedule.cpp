@@ -103,7 +103,8 @@ std::optional<StageTiling> tiled_blocks(const FuncNode &f, const RegisterBlock &
 // reduction variables index no dimension of the Func (every dimension is a pure variable),
 // as a matrix multiply's or a convolution's sum does. A scan (iir_blur's, whose reduction
 // walks down a column of the Func) is not: blocked per tile of a consumer it recomputes
-// the whole scan per tile (iir_blur's such seeds ran 457-941 ms against the fallback's 82).
+// the whole scan per tile (iir_blur's such seeds would run many times slower than the
+// fallback).
 bool accumulates(const FuncNode &node, const StageNode &stage) {
   return blockable_reduction(stage) &&
          stage.num_pure == static_cast<int>(node.root_region.size());
@@ -126,7 +127,7 @@ Region probe_box(const FuncNode &f, const StageNode &stage, const Points &points
 // reduction point, some Func it reads covers fewer points over an 8 x 8 block than the
 // block has (a matrix multiply's A row and B column, a convolution's filter). Blocking pays
 // for nothing else: nl_means' sum over its search window reads a weight and a pixel per
-// output point, and its block-in-tile seeds ran 2.6x slower than the fallback.
+// output point, and block-in-tile seeds of it run slower than the fallback.
 bool shares_operands(const PipelineGraph &g, const FuncNode &f, const StageNode &stage) {
   constexpr int64_t kProbe = 8;
   const Region block = probe_box(f, stage, [&](int v) {

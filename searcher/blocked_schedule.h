@@ -3,8 +3,9 @@
 // register-blocked as experts write it: an accumulator block of a vector or two along the
 // innermost variable by a few rows unrolled, the reduction loops around the block, inside
 // cache tiles that run in parallel. Tuning measures them with the strip seeds
-// (strip_schedule.h), since strips do nothing for a reduction (conv_layer's best strip
-// seed ran 5x slower than its expert schedule, mat_mul's 18x).
+// (strip_schedule.h), since strips do nothing for a reduction (on conv_layer and mat_mul
+// the best strip seed runs several times slower than the expert schedule; seed_schedules.h
+// says how to time the seeds).
 #pragma once
 
 #include <memory>
@@ -43,9 +44,9 @@ std::vector<ScheduleState> blocked_schedules(std::shared_ptr<const PipelineGraph
 // step loads v vectors and broadcasts one value, doing v x r multiply-adds per v + r
 // loads. It needs v x r + 2 registers: the accumulators, the broadcast value and one
 // loaded vector; the other loaded vectors can be memory operands of the multiply-adds
-// (L1 hits). Counting all v loads in registers left AVX2 no block for resnet50's 7-pixel
-// rows, whose in-tile seed then ran 336-365 ms; with its expert's 2 x 7 (16 registers so
-// counted) it ran 151. Per width v (at most kMaxBlockVectors
+// (L1 hits). Counting all v loads in registers would leave AVX2 no block for resnet50's
+// 7-pixel rows, whose in-tile seed then runs about twice as long as with its expert's
+// 2 x 7 (16 registers so counted). Per width v (at most kMaxBlockVectors
 // vectors) the block takes the most rows that fit; it is kept when it holds at least
 // kMinAccumulators and makes at least one multiply-add per load (so never one vector
 // wide), and the kInTileBlockShapes with the most per load are tried (conv_layer's expert
@@ -62,10 +63,10 @@ inline constexpr int kMinAccumulators = 8;
 inline constexpr int kInTileBlocksTall = 16;
 // ...and this many points deep along its third variable (a convolution's rows), so the
 // rows of the stencil's input and the panel copied per tile are reused over that many rows
-// of blocks: on the AVX2 host a conv_layer schedule of 2 x 5 blocks, its filter copied per
-// tile, ran 99-106 ms with tiles one row deep and 64-71 ms 16 rows deep; with 2 x 2 x 2
-// blocks, 8 rows ran 75-80 ms, 16 rows 67-73 and 40 rows 79-98. Shallower when the tiles
-// would otherwise be fewer than kInTileTasksPerCore per core.
+// of blocks: a conv_layer schedule with its filter copied per tile runs about a third
+// faster with tiles 16 rows deep than one row deep, and deeper tiles (40 rows) run slower
+// again. Shallower when the tiles would otherwise be fewer than kInTileTasksPerCore per
+// core.
 inline constexpr int kInTileDepth = 16;
 inline constexpr int kInTileTasksPerCore = 8;
 
@@ -81,9 +82,10 @@ std::vector<RegisterBlock> register_blocks(int64_t lanes, int64_t ex, int64_t ey
 // vectorized and unrolled, the reduction loops around it), the rest as seeds inline or at
 // root. Seed k takes every such Func's k-th block shape of register_blocks (its last,
 // when it has fewer); each comes twice, the second time also copying, per tile, every
-// Func the reduction reads as a panel (rows loaded as vectors at each reduction step:
-// mat_mul's B, 100 -> 59 ms with the copy, where its rows are 8 KiB apart; conv_layer's
-// filter, 32 -> 38 ms, whose rows are 512 B apart). Empty when no block fits.
+// Func the reduction reads as a panel (rows loaded as vectors at each reduction step): the
+// copy pays where the panel's rows are far apart (mat_mul's B, 8 KiB apart, runs much
+// faster copied) and can cost where they are close (conv_layer's filter, 512 B apart, runs
+// a little slower copied), so both are seeds. Empty when no block fits.
 std::vector<ScheduleState> blocked_in_tile_schedules(std::shared_ptr<const PipelineGraph> graph,
                                                      const SearchSpaceOptions &options);
 

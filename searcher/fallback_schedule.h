@@ -1,10 +1,9 @@
 // A schedule that any pipeline gets right away and that compiles about as fast as a
 // schedule can: every Func computed at root, each stage's outermost variable split into
 // parallel tasks (a whole-input reduction into parallel bands) and its innermost one
-// vectorized. Tuning measures it first, so an app
-// has a measured result whatever the search's candidates do (at a 3-minute budget every
-// resnet50 and local_laplacian candidate of beam, greedy and MCTS overran the compile
-// limit, and the search returned nothing).
+// vectorized. Tuning measures it first, so an app has a measured result whatever the
+// search's candidates do (on resnet50 and local_laplacian every candidate of a short
+// budget's search can overrun the compile limit).
 #pragma once
 
 #include <memory>

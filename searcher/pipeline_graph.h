@@ -43,8 +43,8 @@ struct StageNode {
   // (differing in more than constant offsets): a matrix multiply of a Func by itself
   // reads f(r, y) and f(x, r). Such a producer is never stored outside its compute loop
   // in this stage's loop nest: Halide 14's sliding window over the union of the two
-  // footprints computed a random pipeline's matmul wrong (all 6144 output points; found by
-  // the dataset builder's output checks, 3 of random_32's 15 schedules).
+  // footprints computes a random pipeline's matmul wrong at every output point (the
+  // dataset builder's output checks catch it).
   std::vector<std::string> reads_in_several_shapes;
   // What the definition computes per point and how it indexes its producers
   // (schedule-invariant; the featurizer folds inlined producers into it).
@@ -74,7 +74,7 @@ struct StageNode {
   // round up: Halide 14 runs the rounded-up iterations but does not widen what they read,
   // so they read points of their producers never computed and write to the bins that
   // garbage names, outside the buffer (bilateral_grid's histogram update rounded up to
-  // whole vectors crashed its measurement; AppliedSchedules.AScatterNeverRoundsUp).
+  // whole vectors crashes; AppliedSchedules.AScatterNeverRoundsUp).
   bool scatters = false;
 
   // Whether its splits shift a partial last tile inwards, so that every tile is whole: the
@@ -163,8 +163,9 @@ struct FuncNode {
   // still computes the right points, but what it requires of its producers grows
   // accordingly, and where that reaches an input buffer (overcompute_reads_past_inputs)
   // the input's bounds check fails: random pipelines' copies of their clamped inputs
-  // (`input_im`, fused over x tiles, y tiles and channels) required channel -359 of 3. A
-  // matrix multiply's fused tiles, over the output's own extents, are bounded tightly.
+  // (`input_im`, fused over x tiles, y tiles and channels) require channels far outside
+  // their 3. A matrix multiply's fused tiles, over the output's own extents, are bounded
+  // tightly.
   // Such Funcs get their parallel tasks from their outermost tiled loop alone.
   bool may_fuse_parallel_loops() const {
     return !(overcompute_reads_past_inputs && region_from_clamps);

@@ -87,9 +87,10 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
 // tile, RoundUp in updates), and where that region reaches an input buffer without a
 // boundary condition the reads go out of bounds. But guarded tiles have symbolic extents: a
 // Func computed per tile gets a buffer of symbolic size, which LLVM cannot keep in
-// registers (conv_layer's accumulator block inside GuardWithIf tiles of its ReLU ran
-// 101 ms, inside ShiftInwards tiles 32 ms, the expert's). So where the factor divides the
-// variable's extent and every realization of the Func has the same extents (`exact`: a pure
+// registers (conv_layer's accumulator block inside GuardWithIf tiles of its ReLU runs
+// about three times as long as inside ShiftInwards tiles, the expert's). So where the
+// factor divides the variable's extent and every realization of the Func has the same
+// extents (`exact`: a pure
 // definition, realizations of one size, ScheduleState::same_size_realizations, no sliding
 // window over its loops, computed inside whole tiles: whole_tiles), the split shifts
 // inwards: at the sizes tuned for it computes what the guard would, and Halide knows the
@@ -106,11 +107,11 @@ void placement_directives(const ScheduleState &state, int f, std::vector<Directi
 // a tail comes once per row of the whole region), the split rounds up instead: the last block
 // computes a few points nobody reads, in whole vectors, where a guard runs the tail as
 // scalar code. nl_means' rows of patch sums are 70 points, 4 vectors of 16 and 6 scalars
-// per row and search offset: rounded up, the same loop nest ran 185 ms instead of 225.
+// per row and search offset: rounded up, the same loop nest runs about a fifth faster.
 // Only a split of the variable itself rounds up: Halide 14 refuses RoundUp for a split of
 // a split's product in an update (a tile that is no multiple of the inner tile is split
-// outer first: nl_means' blur_y.update in tiles of 776 with vectors of 16, found by a
-// tune; AppliedSchedules.OnlyAVariableItselfRoundsUpInAnUpdate). Nor does a scatter's
+// outer first: nl_means' blur_y.update in tiles of 776 with vectors of 16;
+// AppliedSchedules.OnlyAVariableItselfRoundsUpInAnUpdate). Nor does a scatter's
 // (StageNode::scatters): Halide 14 reads past its producers' regions in the extra points.
 //
 // Three loops are split inner tile first, then the rest into tiles of tile/inner inner
@@ -168,21 +169,20 @@ void split_directives(const ScheduleState &state, const StageNode &stage, const 
 // guard's symbolic extent, and Halide 14 bounds the input over those loops by interval
 // arithmetic, losing how a tile's extent and position move together: iir_blur's column
 // scan, computed per guarded tile of the transposed image, with its own columns shifted,
-// required its input at x = -896
+// requires its input at x = -896
 // (AppliedSchedules.AFuncComputedPerGuardedTileDoesNotShiftInwards). So f shifts only
 // inside a consumer stage that shifts too, and not where a window slides over its loops
 // (ScheduleState::slides_in): Halide computes wrong values in that window when they shift
-// inwards (the random-schedule test drew the output split in two shifted halves of x, a
-// scan computed per x and stored per row: it differed at (0, 0, 0);
-// AppliedSchedules.SplitsUnderASlidingWindowDoNotShiftInwards).
+// inwards (the output split in two shifted halves of x, a scan computed per x and stored
+// per row, differs at (0, 0, 0); AppliedSchedules.SplitsUnderASlidingWindowDoNotShiftInwards).
 //
 // Fused parallel loops lose the same correlation: Halide recovers all but the innermost
 // fused variable by dividing the fused index by an extent it cannot prove positive, and
 // bounds the region a Func computes per iteration by intervals whose min and max come
 // from different iterations. A shifted split inside then reaches below the region: the
 // same column scan computed per task of the transposed image's fused (column tile,
-// channel) loop, shifting its 128-column tiles, required its input at x = -896 (beam
-// search's iir_blur schedule). A Func whose over-compute reads an input past its bounds
+// channel) loop, shifting its 128-column tiles, requires its input at x = -896. A Func
+// whose over-compute reads an input past its bounds
 // (FuncNode::overcompute_reads_past_inputs) therefore guards its splits inside fused
 // loops (AppliedSchedules.AnInputReaderInsideFusedLoopsDoesNotShiftInwards); others still
 // shift, where the loose bound costs only some recompute of clamped reads.

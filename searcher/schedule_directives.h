@@ -16,8 +16,8 @@ namespace protuner {
 // A Func stored inside a loop whose allocation is at most this big goes on the stack
 // (store_in(MemoryType::Stack)). Otherwise Halide 14 puts an allocation on the stack only
 // when its size is a compile-time constant of at most 128 bytes, and our tiles' guarded
-// tails make sizes symbolic: nl_means' per-offset rows of patch sums were a malloc and a
-// free per row and offset. The analytic model counts such allocations as free.
+// tails make sizes symbolic: nl_means' per-offset rows of patch sums would be a malloc and
+// a free per row and offset. The analytic model counts such allocations as free.
 constexpr int64_t kStackAllocationMaxBytes = 16 * 1024;
 
 // How a split handles a last tile its factor does not fill (schedule_directives.cpp says

@@ -212,7 +212,7 @@ bool ScheduleState::inside(int g, const LoopRef &at) const {
 template <typename Pred>
 bool ScheduleState::any_enclosing_loop(const LoopRef &at, const Pred &pred) const {
   // Walked in place, not through enclosing_loops(): placement queries run at every step of
-  // a random rollout, and the vector was most of their cost.
+  // a random rollout, and building the vector would be most of their cost.
   for (LoopRef l = at; !l.is_root();) {
     const std::vector<Loop> &loops = bounds(l.func).loops[l.stage];
     for (int k = l.loop; k >= 0; --k) {
@@ -243,8 +243,8 @@ const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
     // Halide 14 bounds the loops of a Func whose region comes through clamps of another
     // loop nest's variables with min/max extents it cannot prove positive, and a Func
     // computed inside them inherits the loose bounds: the input's own Func computed per
-    // channel of a clamped copy, itself computed per tile of the output, was required at
-    // x = 187 of 96, with the copy at root it was right
+    // channel of a clamped copy, itself computed per tile of the output, is required at
+    // x = 187 of 96; with the copy at root it is right
     // (AppliedSchedules.AnInputIsNotCopiedInsideAClampedCopyComputedPerTile).
     return "compute_at inside a Func whose region comes through clamps of another loop "
            "nest, where Halide would require its input past its bounds";
@@ -259,7 +259,7 @@ const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
         "the whole tile and read an input past its bounds";
     const auto widens_f = [&](int g) { return static_cast<bool>(graph_->funcs[g].widens[f]); };
     // A Func computed more than once may cover a smaller region in some realizations (the
-    // random-schedule test's input copy, computed per tile of two channels of three, had
+    // random-schedule test's input copy, computed per tile of two channels of three, has
     // one channel in its last tile), where any split can leave a partial tile.
     const auto partial = [&](int g, const Loop &l) {
       return l.has_tail || (l.split && !same_size_realizations(g));
@@ -276,9 +276,8 @@ const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
     // see store_options): Halide recovers each variable from the fused index by dividing
     // by loop extents it cannot prove positive, and bounds it loosely. A weights copy
     // computed per reduction step of a convolution per tile of its ReLU, whose channel and
-    // column tiles were fused and guarded, required channel 29 of 16
-    // (RandomSchedules.ConvolutionWithReductionComputesTheSameBits, drawn with AVX2's
-    // vectors).
+    // column tiles are fused and guarded, requires channel 29 of 16
+    // (RandomSchedules.ConvolutionWithReductionComputesTheSameBits, with AVX2's vectors).
     if (any_enclosing_loop(at, [&](const LoopRef &ref, const Loop &l) {
           return fused_over_guarded_splits(ref.func, l) && widens_f(ref.func);
         })) {
@@ -405,9 +404,9 @@ std::vector<LoopRef> ScheduleState::store_options(const LoopRef &at) const {
   // Nor outside a loop of a stage that reads some Func at indices of several shapes: its
   // footprint per iteration is a union Halide 14 slides wrong. A pure Func computed per row
   // of c += g(k, y) * g(x, k) (g a stencil of it, computed per point) and stored outside
-  // that row computed wrong values; stored per row, right
-  // (AppliedSchedules.NothingSlidesAlongTheLoopsOfAProductOfAFuncWithItself; found by the
-  // dataset builder in random_192's matmul of a convolution with itself).
+  // that row computes wrong values; stored per row, right (a random pipeline's matmul of a
+  // convolution with itself;
+  // AppliedSchedules.NothingSlidesAlongTheLoopsOfAProductOfAFuncWithItself).
   //
   // Nor outside a loop whose ragged last tile shifts inwards (StageNode::shifts_tails):
   // Halide 14 computes wrong values in a window sliding over loops split with ShiftInwards

@@ -1,6 +1,7 @@
 // The schedule space: which steps (schedule.h) are legal and worth trying next, and how to
-// draw one uniformly at random without building its sibling states (ProTuner found 88% of
-// its search time went into generating children a random rollout discarded). Separate
+// draw one uniformly at random without building its sibling states (ProTuner's profile
+// puts most of its search time into generating children a random rollout discards;
+// `build/bin/rollout_benchmark` compares the two). Separate
 // from the state, which only holds data: this holds the rules.
 //
 // Thread safety: const methods may be called from many threads at once.
@@ -46,33 +47,34 @@ struct SearchSpaceOptions {
   // 5. Inlining is offered only if an innermost block (vector x unrolled tile) of every
   //    consumer would make at most this many calls of the Func: unrolled, each is code,
   //    and clamped (boundary-condition) loads are gathers. A 32x8 block of a 3x3 blur over
-  //    an inlined boundary condition (2304 calls) took LLVM over 80 s to compile; with a
-  //    limit of 1024, candidates of the same app still hit a 15 s compile limit.
+  //    an inlined boundary condition (2304 calls) takes LLVM more than a minute to compile;
+  //    with a limit of 1024, candidates of the same app still overrun a short budget's
+  //    compile limit.
   int64_t max_inlined_block_calls = 512;
   // 6. An innermost block of a stage makes at most this many of the stage's own gathered
   //    loads (data-dependent or clamped indices, which Halide scalarizes): the block's
   //    inner tiles are limited accordingly (a one-point inner tile is always offered).
-  //    bilateral_grid's slice (16 gathers per pixel) in a 32x8 block took LLVM 114 s to
-  //    compile, in a 32x1 block 15 s.
+  //    bilateral_grid's slice (16 gathers per pixel) takes LLVM minutes to compile in a
+  //    32x8 block, several times less in a 32x1 block.
   int64_t max_block_gathers = 512;
   // 7. The blocks of all stages together hold at most this many lane-operations (block
   //    points x (operations + loads) per point of the stage's definition, summed over the
   //    stages decided so far): the straight-line code LLVM must compile. Once spent, later
   //    stages get one-point inner tiles, and inlining that would overflow it is not
-  //    offered. Measured here: schedules of about 20k compile in about 10 s, of 40k to 70k
-  //    in 70 to 110 s (interpolate, camera_pipe, lens_blur; neither vectorization nor
-  //    unrolling alone is the cause); a 25k interpolate schedule (38 stages) took 42 s.
+  //    offered. Compile time grows faster than this count: schedules of about 20k compile
+  //    in seconds, of 40k to 70k in minutes (interpolate, camera_pipe, lens_blur; neither
+  //    vectorization nor unrolling alone is the cause). `protuner measure --schedule`
+  //    reports a schedule's compile time.
   int64_t max_block_lane_ops = 16000;
   // How many loops outside its compute loop, within the same loop nest, a Func may be
   // stored (store_at; 0: only at the compute loop; storage in an enclosing Func's loops or
   // at root is never offered). ScheduleState accepts any enclosing loop up to the first parallel
   // one, but Halide 14's sliding window miscompiles storage further out with guarded tails
   // (wrong values on blur chain, bilateral grid and harris, heap corruption on matmul,
-  // reads before the inputs on convolution; found by the random-schedule property tests:
-  // 2 of 47 blur-chain schedules were wrong). Storage one loop out, sliding over the
-  // compute loop alone (the line buffer of a row computed per row), computed right in 90
-  // of 90 random schedules of the blur chain, bilateral grid and convolution that used it,
-  // and the property tests run with it.
+  // reads before the inputs on convolution; the random-schedule property tests,
+  // random_schedules_test.cpp, catch it). Storage one loop out, sliding over the compute
+  // loop alone (the line buffer of a row computed per row), computes right on the blur
+  // chain, bilateral grid and convolution, and the property tests run with it.
   int max_storage_hoist = 1;
   // 4. Vectors never wider than the loop, never inside inner loops: by construction.
 

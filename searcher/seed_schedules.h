@@ -6,14 +6,20 @@
 // best first.
 //
 // Why block-in-tile and sliced seeds skip the model: they are the experts' structure, and
-// the analytic model prices a reduction computed per block or per tile far too high.
-// resnet50's ran 60 ms against the fallback's 317 where the model predicted 3.2 s against
-// 2.6; on conv_layer and mat_mul they ran as fast as the experts.
+// the analytic model prices a reduction computed per block or per tile far too high: on
+// resnet50 it predicts them slower than the fallback, which they beat several times over,
+// and on conv_layer and mat_mul they run about as fast as the experts.
 //
 // Why the model only filters: it ranks strip heights poorly (camera_pipe's fastest strip
-// seed was its 4th), but it does tell the seeds that cannot work (iir_blur's strips,
-// predicted slower than the fallback, ran 5x to 600x slower). `protuner tune`/`compare`
-// and the Halide plugin's measuring searches both measure these before searching.
+// seed is not the one it ranks first), but it does tell the seeds that cannot work
+// (iir_blur's strips, predicted slower than the fallback, run many times slower).
+// `protuner tune`/`compare` and the Halide plugin's measuring searches both measure these
+// before searching.
+//
+// To compare the model with the seeds' runtimes on an app: `build/bin/search_probe APP
+// --out DIR` prints each seed's prediction and writes it to DIR/APP_<seed>.json, and
+// `protuner measure --app APP --suite apps/suite.yaml --schedule DIR/APP_<seed>.json`
+// times it.
 #pragma once
 
 #include <memory>
@@ -28,7 +34,7 @@ namespace protuner {
 // Defaults for the searches that measure seeds (TuneSettings, the plugin): at most this many
 // seeds beyond the fallback (up to 6 block-in-tile seeds or 3 sliced ones, then of 5 strip
 // heights, 5 root-strip heights and 3 blocks those predicted faster than the fallback; one
-// compiles in a second or two, interpolate's in 4 or 5, resnet50's in 13 to 37 s), and
+// compiles in seconds, resnet50's in tens of seconds), and
 // none started once seeding has used this share of the time to the deadline.
 inline constexpr int kDefaultSeedsMeasured = 11;
 inline constexpr double kDefaultSeedsBudgetShare = 0.3;

@@ -8,7 +8,7 @@
 //
 // Why a seed: the search reaches that schedule only through several changes that are each
 // slower alone (the reduction moved into the tiles, its loops reordered, then each
-// intermediate moved into them), and Adams2019 beat every strip seed on nl_means.
+// intermediate moved into them), and Adams2019 beats every strip seed on nl_means.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +31,11 @@ namespace protuner {
 //   row segment. An intermediate that slice would recompute (a patch distance its box
 //   filter reads 7 rows of) is computed per row of the tile and stored per tile, so that
 //   Halide slides it down the rows and computes each row once.
-// On a 2-core AVX2 EPYC (32 KiB of L1 and 512 KiB of L2 per core; a noisy host, the
-// fastest of 1 to 3 measurements each) nl_means ran in 236 ms the first way at 128 x 32,
-// 200 to 204 the second at 64 x 16 and 64 x 32 (230 without the sliding), against 181 to
-// 240 for Adams2019's schedule and 266 for the expert's, whose 256 x 32 slices fill L1
-// (docs/RESULTS.md, 2026-11-28).
+// Both ways run nl_means about as fast as Adams2019's schedule and faster than the
+// expert's, whose 256 x 32 slices fill a 32 KiB L1; the row segments run a little faster
+// than the whole-tile slices, and slower without the sliding (`protuner compare` on
+// nl_means measures Adams2019 beside the searches; seed_schedules.h says how to time the
+// seeds).
 struct SliceShape {
   int64_t columns = 1;
   int64_t rows = 1;

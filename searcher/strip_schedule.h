@@ -2,12 +2,14 @@
 // computed in parallel strips along its outermost dimension, every other Func computed per
 // strip (the region the strip needs, vectorized along its innermost dimension), and the
 // Funcs inlined whose every point one consumer reads once (no recompute) or that cost
-// next to nothing to recompute. One schedule per strip height; tuning measures the ones the cost model ranks best right after the compute-root
-// fallback, so a search starts from a schedule near the hand-written ones.
+// next to nothing to recompute. One schedule per strip height; tuning measures the ones
+// the cost model ranks best right after the compute-root fallback, so a search starts
+// from a schedule near the hand-written ones.
 //
-// Why: on harris the analytic model ranks beam search's tiled schedule (2.7x slower than
-// the expert's, measured) above the expert's, which is in the space. A measured seed of
-// the expert's shape keeps such a model error from costing the user the result.
+// Why: on harris the analytic model can rank a tiled schedule beam search finds, which
+// runs much slower than the expert's, above the expert's, which is in the space. A
+// measured seed of the expert's shape keeps such a model error from costing the user the
+// result.
 #pragma once
 
 #include <memory>
@@ -39,7 +41,7 @@ inline constexpr double kInlineEdgeRereads = 0.1;
 // A Func this cheap per point (operations and loads, StageNode::code_per_point) is inlined
 // even where its consumers read each point up to kMaxCheapRecompute times: recomputing a
 // product of two stored gradients in a 3x3 box is cheaper than storing and reloading it
-// (harris: 3.6 ms with its three products inlined, 4.6 ms with them computed per strip).
+// (harris runs faster with its three products inlined than with them computed per strip).
 inline constexpr int64_t kCheapCodePerPoint = 4;
 inline constexpr int64_t kMaxCheapRecompute = 9;
 

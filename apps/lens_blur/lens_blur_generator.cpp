@@ -61,7 +61,7 @@ class LensBlur : public Generator<LensBlur> {
       }
       // The gather reads at data-dependent offsets; it runs sample by sample over a row of
       // pixels, vectorized across the row. The taps stay inlined: recomputing them for each
-      // sum measured cheaper than storing and reloading them.
+      // sum is cheaper than storing and reloading them.
       output.reorder(c, x, y).bound(c, 0, 3).unroll(c);
       output.split(y, yo, yi, 8).parallel(yo).vectorize(x, vec);
       accum.compute_at(output, yi).vectorize(x, vec);

@@ -33,11 +33,11 @@ struct Tunables {
   int min_blocks = 4;
   int max_blocks = 10;
   // The estimated time of one compute-root run, drawn log-uniformly in
-  // [target_ms / spread, target_ms * spread] so runtimes span a range (README: measured).
+  // [target_ms / spread, target_ms * spread] so runtimes span a range (README.md, Sizes).
   double target_ms = 1.5;
   double spread = 3.0;
   // The estimate: pure definitions cost ns_per_op per arithmetic operation or load (LLVM
-  // vectorizes compute-root loops along x: 0.06-0.13 ns measured); an update step of a
+  // vectorizes compute-root loops along x: about a tenth of a ns); an update step of a
   // reduction costs ns_per_step (a chain of dependent float adds or maxes, not vectorized
   // over the reduction: about 4 cycles).
   double ns_per_op = 0.1;
@@ -147,8 +147,9 @@ struct Plan {
 
 double decode_ops(const TensorInfo &t) { return t.elem == Elem::kFloat ? 0 : 2; }
 
-// `scans`: the generator's param. Without it the kinds a block draws from are those before
-// scans existed, in the same order, so every seed keeps the pipeline it was measured as.
+// `scans`: the generator's param. Without it the kinds a block draws from are the kinds
+// other than scans, in their fixed order, so every seed keeps the pipeline the training
+// data (searcher/cost/learned/data/) measured for it.
 bool allowed(Kind kind, const TensorInfo &t, bool scans, const Tunables &tun) {
   switch (kind) {
     case kScan:
@@ -360,8 +361,8 @@ class RandomPipeline : public Generator<RandomPipeline> {
   // Number of blocks; 0 draws it from the seed (Tunables::min_blocks..max_blocks).
   GeneratorParam<int> stages{"stages", 0, 0, 64};
   // Also draw scan blocks (recursive filters), at least one per pipeline. Off by default: a
-  // new kind changes what every seed draws, and the seeds measured before it must keep
-  // their pipelines.
+  // new kind changes what every seed draws, and the seeds the training data measured must
+  // keep their pipelines.
   GeneratorParam<bool> scans{"scans", false};
 
   // The image, input(x, y, c). Its type is drawn from the seed, so there is one Input per

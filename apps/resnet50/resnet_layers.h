@@ -13,7 +13,7 @@
 // [C_out], then shift [C_out]; the fully connected layer is weights [1000, 2048] (class
 // fastest), then bias [1000]. One buffer rather than one per layer because Halide's compile
 // time grows with the number of inputs times the size of the pipeline: with 160 inputs the
-// whole network took about five minutes to compile, with one it takes under half a minute.
+// whole network takes minutes to compile, with one under half a minute.
 #pragma once
 
 #include <limits>

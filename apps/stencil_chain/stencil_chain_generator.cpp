@@ -61,8 +61,8 @@ class StencilChain : public Generator<StencilChain> {
     // Each stage is compute-bound (25 widening multiply-adds per pixel) and a whole
     // 16-bit stage (7.5 MB) stays in L3, so every stage is computed over the full image
     // in parallel row strips. Fusing stages with sliding windows over row strips, all 32
-    // or in groups of 8, measured 10-20% slower: the halo warm-up and folded-storage
-    // indexing cost more than the memory traffic they save.
+    // or in groups of 8, runs slower: the halo warm-up and folded-storage indexing cost
+    // more than the memory traffic they save.
     // The last stage is inlined into the output rather than copied.
     for (size_t s = 0; s + 1 < chain.size(); s++) {
       schedule_strips(chain[s].compute_root(), vec);

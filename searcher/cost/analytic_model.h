@@ -19,7 +19,8 @@
 namespace protuner {
 
 // The model's constants beyond the machine's facts, in one place. Cycle costs are per
-// core; they are rough by design (see docs/ARCHITECTURE.md for how they were checked).
+// core; they are rough by design (`build/bin/analytic_model_bench` checks the model's
+// ranking against measured schedules).
 struct AnalyticModelOptions {
   double cycles_per_vector_op = 0.5;  // two vector ALU pipes
   double cycles_per_scalar_op = 0.35;  // four scalar ALUs, minus address arithmetic
@@ -27,8 +28,9 @@ struct AnalyticModelOptions {
   double cycles_per_store = 1.0;       // one store port: a point's value, or a vector's
   // Gathers and scalarized loads, per lane: Halide 14 emits a scalar load and an insert
   // into the vector for each (read in its assembly for a transposed read and a table
-  // lookup). Ranking of the suite's measured candidates, transposed reads counted as
-  // gathers: 76.4% with 1 cycle, 77.6 with 1.5, 77.9 with 2, 76.8 with 3.
+  // lookup). 2 ranks the suite's measured candidates best, against 1, 1.5 and 3
+  // (`protuner evaluate --model analytic --data
+  // searcher/cost/learned/data/suite_candidates.jsonl`, with this constant changed).
   double cycles_per_gathered_lane = 2.0;
   double cycles_per_block = 1.0;          // loop overhead per innermost block
   // The round trip of a dependence carried from one block to the next (featurizer.h's
@@ -38,8 +40,8 @@ struct AnalyticModelOptions {
   double register_chain_cycles = 4;
   double memory_chain_cycles = 9;
   // Halide 14 leaves LLVM's loop vectorizer on: an unvectorized stage whose innermost loop
-  // walks x without gathers runs at this share of the native lanes (measured here: a
-  // pointwise chain unvectorized runs as fast as vectorized by 16).
+  // walks x without gathers runs at this share of the native lanes (a pointwise chain
+  // unvectorized runs as fast as vectorized by 16).
   double auto_vector_lane_share = 0.5;
   // Nor does it vectorize a loop whose body stores more unrolled rows than this: rows of
   // one buffer at a stride LLVM does not know may overlap, and it checks each pair at run
@@ -71,11 +73,11 @@ struct AnalyticModelOptions {
   // reuse and 60-75 ms in RunGen (`build/bin/rungen_agreement --apps harris`, its
   // pooling and RunGen columns).
   double page_fault_min_bytes = 128.0 * 1024;
-  // First touches of fresh anonymous memory cost 1.5 us per 4 KiB page when measured
-  // alone, from one thread or two alike (they do not scale with cores); with the unmap
-  // and map of every run around them, 10 to 20 us on the development VM (harris' root
-  // schedule, about 38,000 pages a run: 870 ms in RunGen, 18 ms with memory reused; the
-  // same bench). Calibration fits the term's weight per app.
+  // First touches of fresh anonymous memory cost microseconds per 4 KiB page, from one
+  // thread or two alike (they do not scale with cores); with the unmap and map of every
+  // run around them, 10 to 20 us on the machine class (harris' root schedule, about
+  // 38,000 pages a run, runs many times slower in RunGen than with memory reused; the same
+  // bench). Calibration fits the term's weight per app.
   double page_fault_seconds_per_byte = 10e-6 / 4096;
 };
 

@@ -30,7 +30,7 @@ const FeatureInfo kScheduledInfo[] = {
 // Reads of one producer with one index shape after inlining: the call sites differ only
 // by constant offsets, so their footprints overlap (a stencil's taps). Inlining composes
 // whole groups, never single reads: a chain of inlined stencils multiplies the taps, not
-// the groups, and featurizing a random schedule must stay cheap (issue 6's throughput).
+// the groups, and featurizing a random schedule must stay cheap (`build/bin/featurizer_benchmark`).
 struct ReadGroup {
   int producer = -1;  // graph index, -1 for an input buffer
   Access shape;       // index coefficients over the stage's loop variables; offsets unused
@@ -206,12 +206,13 @@ struct Folded {
 // contiguous or equal addresses (or, at a small stride along the innermost dimension,
 // loads densely and shuffles): bgu's transform, gathered by a pixel's cell, is loaded
 // densely by a vector along its 12 coefficients. interpolate's clamped level read through
-// its inlined producer, with four loads at the clamped x, ran 44 ms; realized, one load,
-// 27 ms. Halide 14 compiles a transposed vector read to a scalar load and an insert per
-// lane; iir_blur's candidates that scan a transposed read inline ran 1.2x slower than
-// predicted against those that transpose first, and counting it as a gather (at 2 cycles
-// a lane, analytic_model.h) took the analytic model's ranking of iir_blur's pairs from
-// 78.9% to 84.5% (`Featurizer.AReadAcrossRowsAlongTheVectorGathers`).
+// its inlined producer, with four loads at the clamped x, runs much slower than realized,
+// with one load. Halide 14 compiles a transposed vector read to a scalar load and an
+// insert per lane; iir_blur's candidates that scan a transposed read inline run slower
+// than predicted against those that transpose first, and counting it as a gather (at 2
+// cycles a lane, analytic_model.h) ranks iir_blur's pairs clearly better
+// (`Featurizer.AReadAcrossRowsAlongTheVectorGathers`; `protuner evaluate --model analytic
+// --data searcher/cost/learned/data/suite_candidates.jsonl` prints the ranking per app).
 bool gathers_along_vectors(const ReadGroup &g) {
   const Access &a = g.shape;
   for (size_t d = 0; d < a.affine.size(); ++d) {
@@ -422,21 +423,22 @@ const Folded &fold(const ScheduleState &state, int f, int s, int num_pure,
 // serial loop (a reduction loop around the block) stay in registers across it when they fit,
 // and are then loaded and stored once per pass of that loop instead of per iteration (LLVM
 // promotes them to registers). That is what register-blocked schedules buy: mat_mul with
-// an 8 x 2-vector block inside the reduction ran 51 ms, with the same block inside a loop
-// over rows inside the reduction 337 ms, and the plain per-point counts saw no difference.
+// an 8 x 2-vector block inside the reduction runs several times faster than with the same
+// block inside a loop over rows inside the reduction, where the plain per-point counts see
+// no difference.
 // Each iteration of the serial loop waits for the one before when the stage reads its own
 // values and that loop walks a reduction variable: in place (a sum into the block's
 // accumulators) or along the scan (iir_blur's columns read the row the last iteration
 // wrote). The block's vectors are then as many independent chains, and a block takes at
 // least one round trip of the chain: an arithmetic latency in registers, a store, a
 // forwarded load and the arithmetic otherwise. Of two iir_blur candidates the plain counts
-// predicted alike (13.5 and 13.2 ms), the one scanning one vector per block ran 26.4 ms,
-// the one scanning two 14.8 (their schedules differ elsewhere too).
+// predict alike, the one scanning one vector per block runs much slower than the one
+// scanning two (their schedules differ elsewhere too).
 //
 // A chain this many iterations long or shorter overlaps the next block's in the core's
 // out-of-order window (about 200 instructions on the machine class): nl_means' patch sums
-// over 7 taps one vector wide ran at the throughput the plain counts predict; counting
-// their chains made it rank 69% of its pairs right instead of 77%.
+// over 7 taps one vector wide run at the throughput the plain counts predict, and counting
+// their chains ranks its pairs worse.
 constexpr int64_t kOutOfOrderHiddenIterations = 16;
 
 struct BlockMemory {
@@ -451,9 +453,9 @@ struct BlockMemory {
 // but those along dimension d are multiples of its stride, the product of the extents of
 // the dimensions below d: a constant only where Halide knows each of those extents as one
 // (`constant_stride_dims`, constant_stride_dimensions). conv_layer's update at root, a
-// block of 16 x 4 x 4 (co, x, n) points, loaded and stored every accumulator per reduction
-// step and ran 286 ms; blocks of one or two vectors along co kept theirs in registers, and
-// in a tile-sized buffer so did a block of 32 x 4 (65 ms).
+// block of 16 x 4 x 4 (co, x, n) points, loads and stores every accumulator per reduction
+// step and runs several times slower than blocks of one or two vectors along co, which
+// keep theirs in registers, as a block of 32 x 4 in a tile-sized buffer does.
 BlockMemory block_memory(const std::vector<Loop> &loops, int serial, const StageNode &stage,
                          const std::vector<ReadGroup> &groups, int f, double vectors_per_vw,
                          int registers, int constant_stride_dims) {
@@ -569,8 +571,8 @@ bool stored(const ScheduleState &state, int p) {
 // The first cache level (1: L1, 2: L2, 3: L3) whose usable share holds `bytes` of stored
 // Func p's; 0 when none does. L1 and L2 are per core, but L3 is shared: an allocation
 // inside a parallel loop exists once per core at a time, and all of them must fit.
-// (nl_means' patch distances, 15 MB per strip of a parallel loop, fit half of the 32 MB L3
-// once but not twice: predicted 21 ms as if resident, they ran 80.)
+// (nl_means' patch distances, 15 MB per strip of a parallel loop, would fit a 32 MB L3
+// once but not twice: predicted as if resident, they run several times slower.)
 int cache_level_holding(const ScheduleState &state, const MachineModel &m, int p, double bytes) {
   const FuncDecision &d = state.decision(p);
   const double copies = d.placement == Placement::kAt && state.inside_parallel_loop(d.store_at)
@@ -599,7 +601,7 @@ int loops_enclosing(const ScheduleState &state, const FuncDecision &d, bool stor
 // A Func stored outside the loop it is computed in: Halide slides its window along that
 // loop, so each iteration computes only what the earlier ones did not, and a pass over the
 // loop computes the union of their regions, the Func's region at the loop enclosing it.
-// (nl_means' patch distances, two rows per iteration of an 8-row window, computed 27% of
+// (nl_means' patch distances, two rows per iteration of an 8-row window, compute 27% of
 // the points the realizations cover.)
 struct SlidingWindow {
   double share = 1;  // of the points its realizations cover, the share it computes
@@ -640,8 +642,8 @@ SlidingWindow sliding_window(const ScheduleState &state, int f) {
 // Points a stage computes per point of its region where its splits round up
 // (schedule_directives.cpp): a dimension of e points per production in inner blocks of i
 // computes ceil(e / i) * i, and so does each step of a sliding window. nl_means' patch
-// distances, one new row per step in unrolled blocks of three rows, computed three rows a
-// step and ran 4x their prediction before this was counted. The vectorized dimension (0)
+// distances, one new row per step in unrolled blocks of three rows, compute three rows a
+// step, and uncounted they run several times their prediction. The vectorized dimension (0)
 // is counted in its vectors instead.
 double rounded_up_share(const ScheduleState &state, int f, const StageNode &stage,
                         const StageTiling &tiling, const Region &whole, const SlidingWindow &window,
@@ -664,7 +666,7 @@ double rounded_up_share(const ScheduleState &state, int f, const StageNode &stag
 // whole tiles, over cores x the slowest core's time. A variable's guarded partial last
 // tile is a smaller task, and alone in the last round it ends that round early (a tile
 // shifted inwards is whole).
-// conv_layer's update in parallel tiles of 4 of its 5 images ran as tasks of 4 images and
+// conv_layer's update in parallel tiles of 4 of its 5 images runs as tasks of 4 images and
 // of 1: 1.25 times one core's speed, not 2.
 double own_core_utilization(const Loop &parallel, const StageNode &stage, const StageTiling &tiling,
                             const Region &whole, int cores) {

@@ -1,8 +1,7 @@
 // The facts about the machine that cost models and featurization need: cores, vector
-// width, cache sizes, clock and bandwidths. Defaults are the machine class we develop and
-// first tune on (../shared/MACHINE.md: 2-core AVX-512 x86-64); from_host() reads what this
-// machine reports, because a farm host may differ (and some do: the same image has run on
-// hosts with 32 KiB L1d and 1 MiB L2).
+// width, cache sizes, clock and bandwidths. Defaults are the machine class protuner is
+// tuned for (2-core x86-64 with AVX-512, SMT off); from_host() reads what this machine
+// reports, because a farm host may differ (cache sizes vary between hosts of one class).
 #pragma once
 
 #include <cstdint>
@@ -19,20 +18,22 @@ struct MachineModel {
   int64_t l3_bytes = kMaxTrustedL3Bytes;  // shared; see kMaxTrustedL3Bytes
   double clock_hz = 3.0e9;
   // Sustained bandwidths. Per core for caches (each core has its own L1/L2 ports);
-  // DRAM is shared by all cores. About 41 GB/s memcpy (read + write) on the machine class.
+  // DRAM is shared by all cores; 40e9 is about what memcpy sustains (read plus write) on
+  // the machine class.
   double l2_bytes_per_cycle = 32;  // L2 -> L1 fills
   double l3_bytes_per_cycle = 16;  // L3 -> L2 fills
   double dram_bytes_per_second = 40e9;  // bytes read plus bytes written
 
   // The L3 a working set can rely on. Virtual machines report L3 sizes no working set can
-  // rely on (480 MiB on the machine class), and the L3 is shared with whoever else runs on
-  // the socket: from_host() caps the L3 it reads at this. Halide's autoschedulers are given
-  // 16 MiB for this class (../shared/MACHINE.md); the models rank the suite's candidates
-  // best with a little less, since intermediates of 12 to 16 MB at root (hist's input copy,
-  // bilateral_grid's clamped input) cost more than L3 reads. Measured 2026-11-29, pairwise
-  // ranking of the suite's candidates: the analytic model 75.6% with 12 MiB, 75.2 with 16,
-  // 75.1 with 8 (2026-11-28: 72.5 with 24, 71.9 with 32, 66.4 with 64); the GCN (leave one
-  // app out) 77.6 with 12 MiB, 76.0 with 16.
+  // rely on (hundreds of MiB), and the L3 is shared with whoever else runs on the socket:
+  // from_host() caps the L3 it reads at this. Halide's autoschedulers are given 16 MiB for
+  // this class; the models rank the suite's candidates best with a little less, since
+  // intermediates of 12 to 16 MB at root (hist's input copy, bilateral_grid's clamped
+  // input) cost more than L3 reads. Ranking accuracy on the suite's candidates is what
+  // chooses it: `protuner evaluate --model analytic --data
+  // searcher/cost/learned/data/suite_candidates.jsonl` (and the GCN's leave-one-out
+  // evaluation, learned/weights/README.md), with this constant changed, compares values;
+  // larger caps rank worse, 8 MiB no better.
   static constexpr int64_t kMaxTrustedL3Bytes = 12 * 1024 * 1024;
 
   // Cores from the OS, vector width from Halide's host target (protuner::host_target),

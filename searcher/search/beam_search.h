@@ -29,10 +29,8 @@
 //
 // Thread safety: one run() at a time per object (run() records last_stats()). Single
 // threaded; ctx.threads is not used. Scoring is one batched call per beam step already
-// (two with look-ahead);
-// sampling children takes about as long as scoring them (0.6 s each for 36k children on
-// the tests' bilateral grid at 1536x1024, default options), so sampling each beam state
-// on its own thread would nearly halve a step: not done yet.
+// (two with look-ahead); sampling children takes about as long as scoring them, so
+// sampling each beam state on its own thread would nearly halve a step: not done yet.
 #pragma once
 
 #include <cstdint>
@@ -43,11 +41,11 @@
 namespace protuner {
 
 // Decisions sampled per child by the look-ahead beam ("beam_lookahead"); see
-// BeamSearchOptions::lookahead_samples. With 8 its best measured faster than the plain
-// beam's on iir_blur, max_filter and nl_means (search_probe), at nine times the plain
-// beam's states; 32 samples of the next Func per child, over 128 children per state, came
-// closer yet to iir_blur's cheapest (13.5 ms predicted against 15.6 for 8 over 32) but
-// took 15 times as long.
+// BeamSearchOptions::lookahead_samples. With 8 its best measures faster than the plain
+// beam's on iir_blur, max_filter and nl_means (`build/bin/search_probe APP --algorithms
+// beam,beam_lookahead` writes both; `protuner measure --schedule` times them), at nine
+// times the plain beam's states; 32 samples of the next Func per child, over 128 children
+// per state, come closer yet to iir_blur's cheapest but take many times as long.
 inline constexpr int kDefaultLookaheadSamples = 8;
 
 struct BeamSearchOptions {
@@ -80,8 +78,9 @@ struct BeamSearchOptions {
   // producer computed inside the consumer's tiles, which pays only when the tile spans
   // the producer's whole scan) is priced with that next decision, where a partial state
   // prices only the Funcs decided so far. iir_blur: the expert's structure is the model's
-  // cheapest schedule (12.5 ms predicted, 16.1 for the plain beam's best) yet the plain
-  // beam never keeps the consumer tiling it needs. Each step scores up to (1 + k) times
+  // cheapest schedule, cheaper than the plain beam's best (`build/bin/search_probe
+  // iir_blur` prints both), yet the plain beam never keeps the consumer tiling it needs.
+  // Each step scores up to (1 + k) times
   // as many states.
   int lookahead_samples = 0;
   // A sample that walks into a state without children (the space's look-ahead makes this

@@ -1,10 +1,10 @@
 // One-Func variants of a measured schedule: the candidates MCTS's cost+real mode measures
 // (mcts.h). A variant changes the decision of one Func and keeps every other Func's, so its
 // measurement judges that one decision in the context of the fastest schedule known. The
-// analytic model ranks schedules that differ in many Funcs badly (on harris every schedule
-// the trees proposed after leaving the best seed ran 2x to 8x slower than it), and it ranks
-// placements worse than tilings: on harris each variant it ranked cheapest computed at root
-// a Func that the incumbent computed inside the output's tiles, and ran 1.3x to 4x slower.
+// analytic model ranks schedules that differ in many Funcs badly (on harris the schedules
+// the trees propose after leaving the best seed run several times slower than it), and it
+// ranks placements worse than tilings: on harris the variants it ranks cheapest compute at
+// root a Func that the incumbent computes inside the output's tiles, and run slower.
 // Hence tiling neighbours of the incumbent's own decision, and a measuring order that
 // visits placements in turn.
 #pragma once

@@ -55,7 +55,7 @@ int steps_for_func(const PipelineGraph &graph, int f) {
 // measures them in measuring_order (incumbent_variants.h): the trees' ranking of an
 // alternative includes their guesses for every later Func, the variant's keeps the
 // incumbent's. On the synthetic landscape of MctsSearch.CostPlusRealTakesAVariantThat-
-// MeasuresFaster, the target's decision ranked 7th of the trees' alternatives.
+// MeasuresFaster, the target's decision ranks 7th of the trees' alternatives.
 constexpr size_t kVariantsBuiltPerMeasured = 4;
 
 // Whether the next step from `state` completes the next Func's decision.
@@ -281,8 +281,8 @@ class Ensemble {
 
   // cost+real: the next step of the fastest schedule measured so far (the incumbent), when
   // it extends the root. The root follows it: the cost model ranks schedules it has not
-  // seen measured poorly (on harris, unsharp and camera_pipe, every proposal measured
-  // after leaving the best seed ran 2x to 8x slower than it). The step need only be legal:
+  // seen measured poorly (on harris, unsharp and camera_pipe the proposals measured after
+  // leaving the best seed run several times slower than it). The step need only be legal:
   // seeds are built outside the space's pruning (seed_schedules.h).
   std::optional<Step> incumbent_step() const {
     if (!options_.measure || !best_measured_) return std::nullopt;
@@ -318,8 +318,8 @@ class Ensemble {
 
   // cost+real, once per run: the trees' cheapest complete schedule, measured whole. One-Func
   // variants cannot make the jumps a whole schedule makes, and those jumps pay where the
-  // model ranks well: beam's best, measured whole, ran mat_mul in 95.7 ms, where the
-  // variants of MCTS's best seed reached 156 ms (docs/RESULTS.md, apps 9-16 at 3 minutes).
+  // model ranks well: on mat_mul beam's best, measured whole, runs much faster than the
+  // variants of MCTS's best seed reach (`protuner compare` measures beam beside MCTS).
   // Once only, because where the model ranks poorly (harris) such a jump is a wasted
   // compile. A faster one becomes the incumbent; it extends the root, as every tree's
   // schedules do.

@@ -8,8 +8,8 @@
 //
 // In cost+real mode, once a schedule is measured (a start point, SearchContext::start_points,
 // or a measured proposal), the root follows the fastest measured so far, the incumbent:
-// the model's cheapest proposals measured 2x to 8x slower than the best seed on harris,
-// unsharp and camera_pipe. At the first step of a Func's decision that has a choice, the
+// the model's cheapest proposals measure several times slower than the best seed on
+// harris, unsharp and camera_pipe. At the first step of a Func's decision that has a choice, the
 // trees search for the whole decision's time; then variants of the incumbent that change
 // only that Func (its tiling neighbours and the trees' alternatives, incumbent_variants.h)
 // are scored by the model and the first few in measuring order are measured

@@ -34,7 +34,7 @@ MeasureSettings search_measure_settings();
 // `measure` with the compile limit of a candidate of an app with a budget of
 // `budget_seconds`: `share` of it, within [min_seconds, measure.compile_timeout_seconds].
 // One candidate that compiles for two minutes would otherwise eat most of a short budget
-// (seen on bilateral_grid at 3 minutes). The defaults, which tune and the plugin use: 15
+// (bilateral_grid has such candidates). The defaults, which tune and the plugin use: 15
 // minutes allow 120 s, 3 minutes 27 s, 2 minutes 20 s.
 inline constexpr double kDefaultCandidateCompileShare = 0.15;
 inline constexpr double kDefaultCandidateCompileMinSeconds = 20;
@@ -98,8 +98,9 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
   void stop_sampling_above_best(double ratio) { stop_above_best_ = ratio; }
   // A runtime in ms measured for this app outside the search, which the line counts as
   // the fastest so far when it is (tune's expert and default schedules): the first
-  // candidates, when slow, stop early too. conv_layer's first candidate, 730 ms against
-  // the expert's 126, took 33 samples, 24 s of a 3-minute budget, before any line was set.
+  // candidates, when slow, stop early too (without it, a slow first candidate of
+  // conv_layer, several times the expert's runtime, can sample for a good part of a
+  // 3-minute budget).
   void stop_line_reference(double ms);
 
   const AppSpec &app() const { return app_; }

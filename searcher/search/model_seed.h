@@ -7,21 +7,22 @@
 // Why: mcts_cost+real follows the fastest measured schedule and changes one Func at a
 // time, and it measures a whole schedule of its own only once, after its trees searched
 // one decision for a second (16 trees on 2 cores). Where no seed has the right structure
-// that whole schedule decides the result, and it varies from run to run: max_filter ran
-// 28.7 ms in one 3-minute tune and 43.1 ms in the next, while the model ranked the faster
-// one's structure cheaper. Beam search finds the model's best structure in about a second
-// on most of the suite (max_filter: 1.7 s, measured 35.2 ms beside the slower tune's
-// 54.5; bgu 34.1 against 40.6).
+// that whole schedule decides the result, and it varies from run to run (on max_filter
+// one 3-minute tune can end much slower than the next, although the model ranks the
+// faster one's structure cheaper). Beam search finds the model's best structure in about
+// a second or two on most of the suite, and on max_filter and bgu it measures faster than
+// the slower tunes' results.
 //
 // Why two: the plain beam prices a partial state by its decided Funcs only, so it drops a
-// decision that pays off through the next one (iir_blur, max_filter, nl_means: the
-// look-ahead beam's best measured 34.3, 29.8 and 192 ms against the plain beam's 44.9,
-// 45.4 and 301). The look-ahead beam scores nine times as many states, and where its
-// first pass does not fit the deadline it finishes greedily and badly (resnet50: 5368 ms
-// predicted against 1658), and the model is no judge between two close schedules
-// (camera_pipe: 20.7 ms measured for the look-ahead's 13.9 predicted, 18.2 for the
-// plain's 15.7); so the plain beam's best is always a seed, the look-ahead's too when the
-// model ranks it cheaper.
+// decision that pays off through the next one (on iir_blur, max_filter and nl_means the
+// look-ahead beam's best measures clearly faster than the plain beam's). The look-ahead
+// beam scores nine times as many states, and where its first pass does not fit the
+// deadline it finishes greedily and badly (on resnet50 it predicts its best several times
+// slower than the plain beam's), and the model is no judge between two close schedules
+// (on camera_pipe the look-ahead's best, predicted cheaper, measures slower); so the
+// plain beam's best is always a seed, the look-ahead's too when the model ranks it
+// cheaper. `build/bin/search_probe APP --algorithms beam,beam_lookahead` prints both
+// predictions and writes both schedules for `protuner measure --schedule`.
 #pragma once
 
 #include <chrono>

@@ -5,8 +5,9 @@
 // without one it keeps the schedule with the best predicted cost.
 //
 // Thread safety: one run() at a time per object. Single threaded (ctx.threads is not
-// used): drawing and scoring a schedule takes about 0.3 ms (the tests' bilateral grid at
-// 1536x1024 with the analytic model), negligible next to the measurements it selects.
+// used): drawing and scoring a schedule takes well under a millisecond (bilateral_grid
+// with the analytic model: `build/bin/rollout_benchmark`, `build/bin/learned_model_bench`),
+// negligible next to the measurements it selects.
 #pragma once
 
 #include <string>
@@ -23,8 +24,9 @@ struct RandomSearchOptions {
   // against the reference, time) while drawing and scoring a batch costs milliseconds, so
   // measurements are the budget and the cost model is the filter in front of them. The
   // analytic model orders about 80% of pairs of random schedules correctly
-  // (docs/ARCHITECTURE.md): its top 2 of 32 are likely among the batch's fastest, and a
-  // single mispredicted schedule at the top cannot take a batch's whole measuring time.
+  // (`build/bin/analytic_model_bench`): its top 2 of 32 are likely among the batch's
+  // fastest, and a single mispredicted schedule at the top cannot take a batch's whole
+  // measuring time.
   int measured_per_batch = 2;
   // Rollouts may end at a state without children; after this many in a row the search
   // stops, or throws Error if it has no complete schedule at all.

@@ -2,7 +2,7 @@
 // complete schedules (fixed seeds) are JIT-compiled and timed in this process, and the
 // model's predictions are compared with the measured times by pairwise ranking accuracy
 // (the share of schedule pairs the model orders correctly) and Spearman correlation.
-// Not a test: it prints numbers for the issue note and for tuning the model's constants.
+// Not a test: it prints numbers for a person to read and for tuning the model's constants.
 // Usage: analytic_model_bench [schedules per pipeline, default 20] [only this pipeline]
 #include <Halide.h>
 #include <algorithm>

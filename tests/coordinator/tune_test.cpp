@@ -236,7 +236,7 @@ TEST(SearchUntil, KeepsTheFallbackWhenEveryCandidateFails) {
 }
 
 // Compiles only what may compile for longer than 1.5 s: a candidate limit of 1 s fails
-// everything, as 27 s did every schedule of resnet50's whole network at 3 minutes.
+// everything, as a 3-minute budget's 27 s can for every schedule of resnet50's whole network.
 class SlowCompileBackend : public FakeBackend {
  public:
   MeasureResult measure(const MeasureRequest &request) override {
@@ -422,7 +422,8 @@ class SlowFallbackBackend : public FakeBackend {
 };
 
 // The fallback's own time does not count against the other seeds' share: resnet50's
-// fallback compiled for 45 s of 162, past 30% of them, and no blocked seed was measured.
+// fallback can compile for more than 30% of a 3-minute search's time, and no blocked seed
+// would then be measured.
 TEST(SearchUntil, SeedsShareTheTimeLeftAfterTheFallback) {
   const PreparedApp app = prepare_app(kBlurApp, 2);
   AnalyticModel model(app.graph, app.machine);

@@ -397,9 +397,9 @@ Halide::Buffer<> run_root(uint32_t seed, bool scans = false) {
 
 // One schedule of each of three four-block pipelines: a random schedule takes 5-50 s to
 // compile (unrolled, vectorized stencils and reductions), so more would make a slow test.
-// It crashed intermittently (2 runs in 3) until three-level splits were made inner tile
-// first: tiled lookup tables stored past their buffers (see split_directives); the guard
-// zones make such a store fail the test on every run.
+// Three-level splits go inner tile first: split outer first, tiled lookup tables store
+// past their buffers (see split_directives) and crash the test only now and then; the
+// guard zones make such a store fail the test on every run.
 // The fourth, with scans: a scan's updates (an RVar in place of x or y) split, reordered
 // and parallelized by the space.
 TEST(RandomPipeline, RandomSchedulesComputeTheRootSchedulesBits) {

@@ -161,8 +161,8 @@ double clamp_gathers(const std::function<void(Halide::Func, Halide::ImageParam, 
 // Halide splits a vectorized loop at the edges of a hand-written clamp (dense vectors in
 // between) only while the clamp sits in one load's index; once loads share it, common-
 // subexpression elimination lifts it into a let and every vector of them gathers
-// (interpolate: 44 ms against 27). A boundary condition's clamp, tagged `likely`, is split
-// either way. Each case's code was read in Halide 14's lowered statement.
+// (interpolate runs much slower so). A boundary condition's clamp, tagged `likely`, is
+// split either way. Each case's code is as Halide 14's lowered statement shows it.
 TEST(Featurizer, AHandWrittenClampGathersOnceLoadsShareIt) {
   using namespace Halide;
   auto cx = [](Var x, int dx = 0) { return clamp(x + dx, 0, 63); };

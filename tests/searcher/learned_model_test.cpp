@@ -230,7 +230,7 @@ TEST(LearnedModel, UntrainedGcnWithTheAnalyticPriorStartsFromTheAnalyticModel) {
   const LearnedNetwork plain(LearnedModelKind::kGcn, tiny_model(false), fitted_normalizer(), 0);
   const EvaluationMetrics with = evaluate(prior, data().test).overall;
   const EvaluationMetrics without = evaluate(plain, data().test).overall;
-  // Seen: 0.98 with the prior (the runtimes carry 5% noise), 0.48 without.
+  // On this data: 0.98 with the prior (the runtimes carry 5% noise), 0.48 without.
   EXPECT_GT(with.ranking_accuracy, 0.85);
   EXPECT_GT(with.ranking_accuracy, without.ranking_accuracy + 0.2);
   for (const TrainingSample &s : data().test) {
@@ -313,14 +313,14 @@ void expect_training_lowers_heldout_loss(LearnedModelKind kind, const LearnedMod
   const LearnedNetwork untrained(kind, model, trained.normalizer(), o.seed);
   const double before = weighted_relative_error(predict_samples(untrained, d.test), d.test);
   const double after = weighted_relative_error(predict_samples(trained, d.test), d.test);
-  // Seen at the time of writing: feed-forward 1.22 -> 0.12, plain GCN 1.92 -> 0.28, GCN with
-  // the prior on distorted runtimes 0.39 -> 0.10.
+  // On this data: feed-forward 1.22 -> 0.12, plain GCN 1.92 -> 0.28, GCN with the prior
+  // on distorted runtimes 0.39 -> 0.10.
   EXPECT_LT(after, 0.5 * before) << model_kind_name(kind) << ": untrained " << before
                                  << ", trained " << after;
-  // Seen: feed-forward 0.94, plain GCN 0.80, GCN with the prior 0.93 (a random model ranks
-  // half the pairs right). The plain GCN learns the analytic model's page-fault threshold
-  // (a step in the runtime when a root Func grows past 128 KB) slowly: it needs the lower
-  // rate and longer patience.
+  // On this data: feed-forward 0.94, plain GCN 0.80, GCN with the prior 0.93 (a random
+  // model ranks half the pairs right). The plain GCN learns the analytic model's
+  // page-fault threshold (a step in the runtime when a root Func grows past 128 KB)
+  // slowly: it needs the lower rate and longer patience.
   EXPECT_GT(evaluate(trained, d.test).overall.ranking_accuracy, 0.7) << model_kind_name(kind);
 }
 
@@ -422,8 +422,8 @@ TEST(LearnedModel, PairwiseRankingLossMatchesHandComputation) {
 
 // Runtimes scaled per pipeline by factors the features cannot explain: regression alone
 // chases the scales, the ranking term teaches the order within each pipeline. (Scales of
-// e^-3..e^3 left regression alone within 2 points of it once the analytic model, which
-// times the synthetic samples, counted stores: its cost terms explain more of them.)
+// e^-3..e^3 leave regression alone within 2 points of it: the analytic model, which
+// times the synthetic samples, counts stores, and its cost terms explain more of them.)
 TEST(LearnedModel, TheRankingTermRanksPipelinesWhoseScaleIsUnexplained) {
   std::vector<TrainingSample> train = data().train, test = data().test;
   std::mt19937_64 rng(5);
@@ -440,7 +440,7 @@ TEST(LearnedModel, TheRankingTermRanksPipelinesWhoseScaleIsUnexplained) {
       s.stddev_s *= scale[s.pipeline_id];
     }
   }
-  // Over four seeds: one training's gain varies (seen: +7, +4, +4 and +7 points).
+  // Over four seeds: one training's gain varies (+7, +4, +4 and +7 points on this data).
   double without = 0, with = 0;
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     TrainerOptions o;
@@ -559,8 +559,8 @@ TEST(LearnedModel, FineTuningOnOneAppLowersItsLoss) {
   o.patience = 30;
   o.learning_rate = 1e-3;
   // The GCN without the analytic prior: with it, these runtimes (the analytic model's own)
-  // leave it nothing to learn. The feed-forward model trained on the blur alone predicted
-  // the convolutions 58x too fast, and 31 epochs of fine-tuning left its loss where it was:
+  // leave it nothing to learn. The feed-forward model trained on the blur alone predicts
+  // the convolutions many times too fast, and fine-tuning leaves its loss where it is:
   // no gradient, likely its coefficients of terms the blur hardly exercises (scalar
   // compute, the convolutions' largest) deep in softplus' flat tail.
   LearnedNetwork network = train_model(LearnedModelKind::kGcn, tiny_model(false), blur, o);

@@ -57,7 +57,7 @@ TEST(MctsCostPlusReal, BeatsOrTiesGreedyWithTheSameCostModelOnASmallApp) {
   EXPECT_GT(mcts.measurements, 0);
 
   // Both schedules measured again, side by side, by the same measurer (no cache). Greedy
-  // never measures, so its schedule may be a slow one to compile (16 s on a loaded
+  // never measures, so its schedule may be a slow one to compile (many seconds on a loaded
   // machine): here it must be timed whatever its compile time.
   MeasureSettings again_settings = settings;
   again_settings.compile_timeout_seconds = 120;

@@ -178,10 +178,10 @@ Halide::Pipeline small_pipeline(int n = 8) {
   return Pipeline(g);
 }
 
-// Ten targets, so the test does not hang on one lucky draw of the space. Measured when
-// written (4 trees, seeds 1 to 40 as targets): 31 of 40 found at 100 iterations per
-// decision, all 40 at 300 and at 1,000. On the same landscape over 512 x 512 points
-// (25 to 54 children per step) MCTS found 12 of 20 at 300 and 14 of 20 at 1,000.
+// Ten targets, so the test does not hang on one lucky draw of the space. With 4 trees and
+// seeds 1 to 40 as targets, MCTS finds 31 of 40 at 100 iterations per decision, all 40 at
+// 300 and at 1,000; on the same landscape over 512 x 512 points (25 to 54 children per
+// step), 12 of 20 at 300 and 14 of 20 at 1,000.
 TEST(MctsSearch, FindsTheKnownOptimumOfASyntheticLandscape) {
   const auto graph = graph_of(small_pipeline());
   const SearchSpace space = space_for_tests();
@@ -283,7 +283,7 @@ TEST(MctsSearch, SearchesAroundAStartPoint) {
     EXPECT_LE(r.best_cost, start_cost) << "target " << seed;  // never worse than the start
     found += r.best_cost == 1.0;
   }
-  // Measured when written: 18 of 20 with the start point, 12 without.
+  // 18 of 20 with the start point, 12 without, on this landscape.
   EXPECT_GE(found, 15);
   EXPECT_GT(found, found_without);
 }

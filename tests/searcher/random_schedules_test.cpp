@@ -210,9 +210,10 @@ TEST(RandomSchedules, ACopyOfTheInputAtClampedIndicesComputesTheSameBits) {
   check_random_schedules([] { return input_copy_pipeline(); }, 8);
 }
 
-// Found by the dataset builder (random_90 and random_93 read channel -55 and -359 of 3):
-// Halide 14 bounds the outermost of fused loops over clamped regions loosely, and the
-// copy then requires the input far outside what it computes. The space never fuses the
+// Random pipelines' clamped input copies, fused over their loops, read channels far
+// outside the input's 3: Halide 14 bounds the outermost of fused loops over clamped
+// regions loosely, and the copy then requires the input far outside what it computes.
+// The space never fuses the
 // loops of a Func whose region comes through a clamp and whose over-compute reaches an
 // input.
 TEST(AppliedSchedules, FusedLoopsOfAnInputCopyAreNotOffered) {
@@ -268,10 +269,10 @@ TEST(AppliedSchedules, FusedLoopsOfAnInputCopyAreNotOffered) {
   EXPECT_GT(at_root, 20);
 }
 
-// Found by the random-schedule test once the space drew it: the input's own Func computed
-// inside a copy of the input read at clamped indices, that copy computed per tile of the
-// output. Halide 14 bounds the copy's loops with min/max extents it cannot prove positive
-// and requires the input up to about twice its width. With the copy at root it is right.
+// The input's own Func computed inside a copy of the input read at clamped indices, that
+// copy computed per tile of the output. Halide 14 bounds the copy's loops with min/max
+// extents it cannot prove positive and requires the input up to about twice its width.
+// With the copy at root it is right.
 TEST(AppliedSchedules, AnInputIsNotCopiedInsideAClampedCopyComputedPerTile) {
   using namespace Halide;
   Func by_hand_copy;
@@ -352,7 +353,7 @@ Halide::Pipeline clamped_and_direct_copy_pipeline(Halide::Func *copy_out = nullp
   return Pipeline(out);
 }
 
-// Found by a tune of unsharp (3 of its candidates read the input at row -2492): the copy
+// unsharp's input copy (its reads reach rows far above the image otherwise): the copy
 // computed per 32-row tile of the output, its rows split in shifted tiles of tiles. Its
 // region there comes through the clamp: 40 rows inside the image, 36 at its edges (the
 // space sized it by the first tile), and Halide 14 bounds the shifted tiles' positions over all of the output's tiles by
@@ -475,7 +476,7 @@ TEST(RandomSchedules, TwoPassScanComputesTheSameBits) {
   check_random_schedules([] { return testing::two_pass_scan_pipeline(); }, 10);
 }
 
-// Found in iir_blur (its scans read channel -23 of 3): a variable's own loop (a one-point
+// iir_blur's scans (otherwise they read channel -23 of 3): a variable's own loop (a one-point
 // tile) fused outside the outer loop of a variable split into outer, middle and inner
 // loops. Halide 14 recovers the own variable by dividing the fused index by the other
 // loop's extent, cannot prove that extent positive, and bounds the variable below its min
@@ -534,11 +535,11 @@ TEST(AppliedSchedules, AVariablesOwnLoopFusesInsideTheOtherFusedLoops) {
   EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "failing");
 }
 
-// A random rollout on an AVX2 host: the ReLU of a convolution in tiles of 2 channels x 6
+// A random rollout with AVX2's vectors: the ReLU of a convolution in tiles of 2 channels x 6
 // columns, both tile loops fused into the parallel loop; the convolution per column tile,
 // stored per row tile, so its window slides and the ReLU's splits are guarded; and the
-// copy of the weights per reduction step of the convolution. Halide bounded the fused
-// loops loosely and required channel 29 of the 16 the weights have. The space refuses the
+// copy of the weights per reduction step of the convolution. Halide bounds the fused
+// loops loosely and requires channel 29 of the 16 the weights have. The space refuses the
 // sliding storage there (and would refuse the copy inside such loops, had the window slid
 // before it was decided).
 TEST(AppliedSchedules, NothingReadingPastAnInputGoesInsideFusedLoopsOverGuardedSplits) {
@@ -563,10 +564,10 @@ TEST(AppliedSchedules, NothingReadingPastAnInputGoesInsideFusedLoopsOverGuardedS
   EXPECT_NO_THROW(schedule_from_json(per_tile, graph));
 }
 
-// Found by the random-schedule test: a scan computed per column of the output and stored
-// per row (Halide slides its window along the columns) computes wrong values when the
-// output's column split shifts inwards, though the split has no tail. Such a Func's loops
-// keep guarded splits; without the sliding window they shift.
+// A scan computed per column of the output and stored per row (Halide slides its window
+// along the columns) computes wrong values when the output's column split shifts inwards,
+// though the split has no tail. Such a Func's loops keep guarded splits; without the
+// sliding window they shift.
 TEST(AppliedSchedules, SplitsUnderASlidingWindowDoNotShiftInwards) {
   Halide::Pipeline reference = testing::two_pass_scan_pipeline();
   const Halide::Buffer<> expected = run(reference);
@@ -602,7 +603,7 @@ TEST(AppliedSchedules, SplitsUnderASlidingWindowDoNotShiftInwards) {
   }
 }
 
-// Found in iir_blur (a search candidate required its input at x = -896): the column scan
+// iir_blur (a candidate of this shape requires its input at x = -896): the column scan
 // computed per tile of the transposed image, whose splits are guarded (the scan slides
 // along them), with the scan's own column split into shifted tiles. Halide 14 bounds the
 // input over the loops of the guarded tiles by interval arithmetic, loses how the tile's
@@ -661,7 +662,7 @@ TEST(AppliedSchedules, AFuncComputedPerGuardedTileDoesNotShiftInwards) {
   }
 }
 
-// Found by beam search in iir_blur (its schedule required the input at x = -896): the
+// iir_blur, as beam search schedules it (requiring the input at x = -896 otherwise): the
 // column scan computed per task of the transposed image's fused parallel loop (tiles of
 // its columns, each channel's own loop inside), with the scan's columns in shifted tiles.
 // Halide 14 divides the fused index by the channel loop's extent, which it cannot prove
@@ -780,10 +781,10 @@ Halide::Pipeline decimation_pipeline() {
   return Pipeline(out);
 }
 
-// Found by RandomSchedules.ChainedOutputsComputeTheSameBits: the output in vectors of 16
-// columns and 4 unrolled rows, the copy computed per tile in rows of 33 points. Halide 14
-// loaded the second row's stride-2 vectors with aligned loads at unaligned addresses, and
-// the program died; rows padded to 48 points load right.
+// As RandomSchedules.ChainedOutputsComputeTheSameBits can draw it: the output in vectors
+// of 16 columns and 4 unrolled rows, the copy computed per tile in rows of 33 points.
+// Halide 14 loads the second row's stride-2 vectors with aligned loads at unaligned
+// addresses, and the program dies; rows padded to 48 points load right.
 TEST(AppliedSchedules, StridedVectorReadsOfUnrolledRowsStayAligned) {
   Halide::Pipeline reference = decimation_pipeline();
   const Halide::Buffer<> expected = run(reference);
@@ -884,7 +885,7 @@ TEST(AppliedSchedules, AnInputReaderComputedPerRaggedOutputTileStaysInBounds) {
   EXPECT_EQ(check(expected, p), std::nullopt) << schedule_source(state, "ragged");
 }
 
-// Found by a tune of nl_means: a tile that is no multiple of its inner tile is split
+// As in nl_means: a tile that is no multiple of its inner tile is split
 // outer first, so its inner split divides a split's product, and Halide 14 refuses
 // RoundUp there in an update ("It may redundantly recompute some values"). conv's update
 // in tiles of 10 columns with unrolled blocks of 4 keeps that split guarded.
@@ -944,7 +945,7 @@ Halide::Pipeline binned_counts_pipeline() {
   return Pipeline(out);
 }
 
-// Found measuring bilateral_grid (the process died of a segfault): its histogram's update
+// bilateral_grid (rounded up, its measurement dies of a segfault): its histogram's update
 // computed per tile of the output in blocks of columns. Rounded up, Halide 14 runs the
 // last block whole but computes value only over the columns the tile needs, so the extra
 // points read poison and store to bins far outside the buffer. A scatter's splits guard.
@@ -1011,7 +1012,7 @@ Halide::Pipeline self_product_pipeline(Halide::Func *p_out = nullptr) {
   return Pipeline(c);
 }
 
-// Found by the dataset builder (random_192.8 computed NaN): a Func computed per row of the
+// A random pipeline's shape (it computes NaN otherwise): a Func computed per row of the
 // update of c += g(k, y) * g(x, k), g computed per point, and stored outside that row.
 // Its footprint per row is the union of the two reads' footprints, which Halide 14 slides
 // wrong. The space stores nothing outside a loop of such a stage.
@@ -1193,7 +1194,7 @@ TEST(StripSchedules, StencilsGoPerStripPointwiseReadsInlineWholeImageReductionsA
 
 // A convolution's padding (a select per load) is stored, not inlined into the reduction,
 // which would evaluate each padded point once per output channel and filter tap (resnet50's
-// block-in-tile seed: 64 ms with its paddings inlined, 59 stored). A wrapper that only loads
+// block-in-tile seed runs faster with its paddings stored). A wrapper that only loads
 // an input stays inlined however often the reduction reads it: storing it adds a copy.
 TEST(SeedInlines, AConvolutionsPaddingIsStoredAndABareLoadInlined) {
   const SearchSpaceOptions options = SearchSpaceOptions::for_target(strict_host());

@@ -335,7 +335,7 @@ TEST(SearchSpace, BlocksOfGatheringStagesStayWithinTheGatherLimit) {
 
 // Rule 7: the blocks of all stages together stay within max_block_lane_ops (made small
 // here so that it binds on a five-level pyramid): every stage with a block of more than
-// one point was tiled while the total, itself included, fitted.
+// one point is tiled while the total, itself included, fits.
 TEST(SearchSpace, AllBlocksTogetherStayWithinTheCodeLimit) {
   const auto graph = graph_of(testing::pyramid_pipeline());
   SearchSpaceOptions o = space_for_tests().options();
@@ -428,8 +428,8 @@ TEST(SearchSpace, TooFewParallelTasksIsTheReasonGiven) {
 }
 
 // A histogram's update scatters over the whole image and has no pure variable to run in
-// parallel: rule 2 cannot apply to it, and every rollout still completes (hist, in the
-// suite, dead-ended: its only placement, root, was pruned for too few tasks). At root it
+// parallel: rule 2 cannot apply to it, and every rollout still completes (were it
+// applied, hist would dead-end: its only placement, root, pruned for too few tasks). At root it
 // may also run in parallel bands (rfactor); the CDF's scan, not associative, may not.
 TEST(SearchSpace, AnUpdateWithoutPureVariablesRunsSeriallyOrInBandsAtRoot) {
   using namespace Halide;
@@ -730,9 +730,9 @@ TEST(SearchSpace, RoundUpReadsPastInputsFollowsOneDimension) {
 }
 
 // Halide 14 computes a Func computed inside a guarded split's partial last tile for the
-// whole tile: conv inside a 6-channel tile of a guarded 16-channel Func read bias[12..17]
-// (found by StateBounds.ConvolutionMatchesHalide: "Input buffer bias is accessed at 17,
-// which is beyond the max (15)"). relu is the output, whose ragged tiles shift inwards
+// whole tile: conv inside a 6-channel tile of a guarded 16-channel Func reads bias[12..17]
+// (StateBounds.ConvolutionMatchesHalide: "Input buffer bias is accessed at 17, which is
+// beyond the max (15)"). relu is the output, whose ragged tiles shift inwards
 // (StageNode::shifts_tails): every tile of 6 channels is whole and inside the 16, so conv
 // may be computed per tile.
 TEST(SearchSpace, AFuncReadingInputsMayBeComputedInsideAnOutputsShiftedTiles) {

@@ -124,7 +124,7 @@ void check_schedule_matches_halide(const std::function<Halide::Pipeline()> &buil
     // condition rules out every read (constant_exterior), and a resampling footprint's
     // extent depends on parity (an odd point of a 2x upsample needs two points, an even
     // one one). Within a factor of two of the model is what edges explain; the bugs this
-    // test exists for were off by 4x and more.
+    // test exists for are off by 4x and more.
     const bool boundary = node.stages[0].unsafe_to_slide;
     EXPECT_LE(t.realizations, 2 * b.allocations) << where;
     if (!boundary) {
@@ -176,8 +176,9 @@ TEST(StateBounds, MatrixMultiplyMatchesHalide) {
   check_bounds_match_halide([] { return testing::matmul_pipeline(); }, 23, 12);
 }
 
-// Seed 23 once drew a schedule Halide refused under tracing (weights read at 29 of 15): a
-// Func computed inside fused loops, which the space no longer offers.
+// Seed 23 exercises the placement rule for a Func computed inside fused loops, which
+// Halide refuses under tracing (weights read at 29 of 15) and the space does not offer
+// (ScheduleState::compute_at_refusal).
 TEST(StateBounds, ConvolutionMatchesHalide) {
   check_bounds_match_halide([] { return testing::conv_relu_pipeline(); }, 23, 12);
 }

@@ -20,7 +20,9 @@ namespace protuner {
 
 class AnalyticCalibration;
 
-// What searches use when nothing is chosen: docs/RESULTS.md has the runs that chose it.
+// What searches use when nothing is chosen: the analytic model, which needs no weights
+// and predicts for the machine it is given (`protuner compare --cost-model NAME` measures
+// the searches with another; docs/RESULTS.md has those runs).
 inline const char *kDefaultCostModel = "analytic";
 
 class CostModelChoice {

@@ -56,14 +56,15 @@ struct LearnedModelOptions {
   // gcn: predict a correction to the analytic model (analytic_model.h, for the reference
   // machine) rather than runtimes from scratch: seconds = sum over stages of the analytic
   // model's stage seconds x exp(the stage's readout), and every node also sees its
-  // analytic cost and cost terms (log scaled). Thousands of measured schedules teach a network what the analytic model gets
-  // wrong far sooner than they teach it the arithmetic of loop nests (see
-  // docs/ARCHITECTURE.md for the ranking accuracy with and without).
+  // analytic cost and cost terms (log scaled). Thousands of measured schedules teach a
+  // network what the analytic model gets wrong far sooner than they teach it the
+  // arithmetic of loop nests (`protuner train --no-analytic-prior`, then `protuner
+  // evaluate --leave-one-out-apps` on its weights, measures the ranking without).
   bool analytic_prior = true;
   // An ensemble: this many networks, each trained apart from its own seed (trainer.h), the
   // prediction the geometric mean of theirs. Trained on a few thousand schedules, one
-  // network's ranking of an app it never saw moves by up to 30 points with the training
-  // seed (interpolate: 43 to 75%); the mean of several errs less (weights/README.md).
+  // network's ranking of an app it never saw moves by tens of points with the training
+  // seed; the mean of several errs less (weights/README.md).
   int members = 1;
   bool operator==(const LearnedModelOptions &o) const;
 };
@@ -113,8 +114,8 @@ class LearnedNetwork {
 // Makes every forward pass in this process run on the thread that calls it. A search runs
 // one thread per core, each predicting with its own model; with torch's default intra-op
 // pool (one thread per core) each pass could also fan out over the cores the other search
-// threads use. Two concurrent GCN predictors measured the same either way within this
-// machine's noise, so this is for predictable searches, not a measured speedup. Training
+// threads use. Two concurrent GCN predictors run as fast either way, within the noise,
+// so this is for predictable searches, not a measured speedup. Training
 // keeps the default (one process, one pass at a time).
 void predict_on_the_calling_thread_only();
 

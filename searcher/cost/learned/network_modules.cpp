@@ -140,8 +140,9 @@ class GcnNetwork : public CostNetwork {
     if (analytic_prior_) {
       // The readout is linear, so reading out the pooled embeddings is summing per-node
       // readouts. As a log correction of the whole pipeline's analytic seconds, that sum
-      // grows with the number of stages: apps of 30-100 stages got corrections many times
-      // those the 8-stage random pipelines taught (resnet50 was predicted 1e5x too slow).
+      // grows with the number of stages: apps of 30-100 stages would get corrections many
+      // times those the 8-stage random pipelines teach (resnet50 predicted orders of
+      // magnitude too slow).
       // Each node's readout is rather its own stage's log correction, and the pipeline
       // takes the sum of the corrected stages' seconds: the same weights mean the same for
       // any number of stages.

@@ -45,8 +45,8 @@ std::vector<Indices> group_by_pipeline(const std::vector<TrainingSample> &sample
 // The early-stopping share. With kMinPipelinesForWholeHoldout pipelines or more, whole
 // pipelines (a seeded `fraction` of them, at least one) are held out: the model is for
 // pipelines it has never seen, and samples of pipelines it trains on said nothing about
-// that (held out that way, training on random pipelines kept improving the held-out loss
-// while the ranking of unseen pipelines fell below the untrained model's). With fewer
+// that (held out that way, training on random pipelines keeps improving the held-out loss
+// while the ranking of unseen pipelines falls below the untrained model's). With fewer
 // (fine-tuning on one app), per pipeline a seeded `fraction` of its samples, keeping at
 // least one of every pipeline for training.
 constexpr size_t kMinPipelinesForWholeHoldout = 5;

@@ -9,14 +9,14 @@
 // to the runtime, not in seconds as 004_* writes: in seconds a 10 ms pipeline's noise would
 // weigh 1000x a 10 us one's for the same precision. The floor keeps a stddev of 0 (one
 // sample, or a timer quantum) from making a weight infinite; 1% is about the repeatability
-// of our measurer's minima (measurer/README.md).
+// of our measurer's minima (`build/bin/measurer_benchmark` measures it).
 //
 // The relative error as 004_* writes it is lopsided: a prediction 10x too slow costs 9, one
 // 10x too fast at most 1, and as a prediction goes to 0 its gradient does too, so samples
 // a model finds hard are pushed toward 0 and stay there. |log(predicted / measured)| is
 // the same to first order and symmetric. Which one trains the better ranking differs by
-// model (docs/ARCHITECTURE.md has the numbers), so it is an option: kRatio for the
-// feed-forward model, kLogRatio for the GCN (default_relative_error).
+// model (`--loss` and the leave-one-out evaluation compare them), so it is an option:
+// kRatio for the feed-forward model, kLogRatio for the GCN (default_relative_error).
 //
 // With a ranking weight r > 0 the loss adds r x a pairwise ranking term (RankNet's
 // logistic loss): over pairs (f, s) of schedules of one pipeline in a batch, f measured
