@@ -29,7 +29,7 @@ constexpr const char *kResultPrefix = "result ";
 // checked and the reference is not on disk yet.
 constexpr const char *kPhaseLoad = "load";            // read request, build, schedule
 constexpr const char *kPhaseReference = "reference";  // compile and run the root schedule
-constexpr const char *kPhaseCompile = "compile";      // JIT-compile the candidate
+constexpr const char *kPhaseCompile = "compile";      // compile the candidate ahead of time
 constexpr const char *kPhaseRun = "run";              // run, check the output, time
 // Only for a candidate whose output differs: compile and run it with strict_float
 // (after its own "reference" phase when that reference is not on disk), then "run" again.

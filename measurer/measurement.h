@@ -81,7 +81,7 @@ AllocatorPolicy parse_allocator_policy(const std::string &name);
 struct MeasureSettings {
   TimingSettings timing;
   AllocatorPolicy allocator = AllocatorPolicy::kPlatform;
-  double compile_timeout_seconds = 300;  // wall clock for JIT compilation in the child
+  double compile_timeout_seconds = 300;  // wall clock for compiling the candidate in the child
   double run_timeout_seconds = 120;      // wall clock for reference check + all timing runs
   int64_t memory_limit_mb = 16384;       // address-space limit of the child
   bool require_smt_off = false;          // refuse to measure when SMT is on (farm: true)

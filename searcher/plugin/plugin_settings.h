@@ -48,7 +48,7 @@ struct PluginSettings {
   // HL_PROTUNER_SCHEDULE_JSON: if set, the serialized schedule (schedule_json.h) is also
   // written to this path, for the measurer or another process to apply.
   std::optional<std::string> schedule_json_path;
-  // Searches that measure (mcts_cost+real_*, and random when given) compile and time
+  // Searches that measure (mcts_cost+real_*) compile and time
   // candidates in a child process, which rebuilds the pipeline from the generator:
   //   HL_PROTUNER_APP_LIBRARY    the generator library (the -p library of the driver)
   //   HL_PROTUNER_APP_GENERATOR  the generator's name (the driver's -g)

@@ -110,7 +110,8 @@ class Search {
   // complete schedule exists in the space.
   virtual SearchResult run(const SearchContext &ctx, const SearchBudget &budget) = 0;
   virtual std::string name() const = 0;
-  // Whether run() needs ctx.measurer (mcts_cost+real_*, random).
+  // Whether run() needs ctx.measurer (mcts_cost+real_*). Random search measures its best
+  // schedules when handed one, but does not ask for one.
   virtual bool needs_measurer() const { return false; }
 };
 
