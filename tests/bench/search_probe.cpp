@@ -8,8 +8,11 @@
 // them.
 //
 // Usage: search_probe APP [--algorithms beam,greedy,mcts_1s] [--seconds 20] [--seed 1]
-//                         [--out DIR] [--schedule FILE]... [--features NAME,...]
+//                         [--iterations N] [--out DIR] [--schedule FILE]... [--features NAME,...]
 //                         [--machine host|reference] [--assembly DIR] [--library LIB]
+// --iterations runs each search in its deterministic mode (SearchBudget::iterations, no
+// deadline) instead of for --seconds: with the same --seed, two builds that behave the same
+// print the same table and write the same schedules (how a refactor is checked).
 // --features prints, per file, those scheduled features (featurizer.h names) of each stage:
 // where the model's time for a stage comes from, to set beside a profile of the schedule.
 // --machine reference models the machine class the training data was measured on
@@ -26,6 +29,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -66,8 +70,9 @@ std::string read_file(const std::string &path) {
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::cerr
-        << "usage: search_probe APP [--algorithms a,b] [--seconds S] [--seed N] [--out DIR] "
-           "[--schedule FILE]... [--features NAMES] [--machine host|reference] [--assembly DIR] "
+        << "usage: search_probe APP [--algorithms a,b] [--seconds S] [--seed N] [--iterations N] "
+           "[--out DIR] [--schedule FILE]... [--features NAMES] [--machine host|reference] "
+           "[--assembly DIR] "
            "[--library LIB]\n";
     return 2;
   }
@@ -76,6 +81,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> files, feature_names;
   double seconds = 20;
   uint64_t seed = 1;
+  std::optional<int64_t> iterations;
   bool reference_machine = false;
   std::string out_dir = "search-probe-out";
   std::string assembly_dir;
@@ -88,6 +94,8 @@ int main(int argc, char **argv) {
       seconds = std::stod(value);
     } else if (flag == "--seed") {
       seed = std::stoull(value);
+    } else if (flag == "--iterations") {
+      iterations = std::stoll(value);
     } else if (flag == "--out") {
       out_dir = value;
     } else if (flag == "--schedule") {
@@ -132,8 +140,12 @@ int main(int argc, char **argv) {
       ctx.seed = seed;
       SearchBudget budget;
       const auto start = std::chrono::steady_clock::now();
-      budget.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    std::chrono::duration<double>(seconds));
+      if (iterations) {
+        budget.iterations = iterations;
+      } else {
+        budget.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(seconds));
+      }
       const SearchResult r = make_search(name)->run(ctx, budget);
       const double took =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
