@@ -10,10 +10,10 @@
 #include <iostream>
 
 #include "common/errors.h"
+#include "common/schedule/schedule_json.h"
 #include "coordinator/measurement_recorder.h"
 #include "coordinator/text_table.h"
 #include "measurer/isolated_measurer.h"
-#include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/search_registry.h"
 

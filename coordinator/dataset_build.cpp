@@ -17,13 +17,13 @@
 
 #include "common/errors.h"
 #include "common/host_target.h"
+#include "common/pipeline/pipeline_graph.h"
+#include "common/schedule/schedule_json.h"
 #include "common/suite.h"
 #include "coordinator/measurement_recorder.h"
 #include "coordinator/text_table.h"
 #include "measurer/isolated_measurer.h"
-#include "searcher/pipeline_graph.h"
-#include "searcher/schedule_json.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 
 namespace protuner {
 namespace {

@@ -17,20 +17,20 @@
 
 #include "common/errors.h"
 #include "common/host_target.h"
+#include "common/schedule/apply_schedule.h"
+#include "common/schedule/schedule_json.h"
 #include "common/suite.h"
 #include "common/unscheduled_check.h"
 #include "coordinator/measurement_recorder.h"
 #include "coordinator/text_table.h"
 #include "measurer/isolated_measurer.h"
 #include "measurer/measure_json.h"
-#include "searcher/apply_schedule.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/cost/learned/learned_network.h"
-#include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/model_seed.h"
 #include "searcher/search/search_registry.h"
-#include "searcher/seed_schedules.h"
+#include "searcher/seeds/seed_schedules.h"
 
 namespace protuner {
 namespace {
@@ -447,7 +447,7 @@ void keep_if_faster(SearchOutcome &out, const ScheduleState &state, double predi
   out.trace.push_back(p);
 }
 
-// The seeds (searcher/seed_schedules.h) before any search, the fallback always, the others
+// The seeds (searcher/seeds/seed_schedules.h) before any search, the fallback always, the others
 // until they have used their share of the time left after it.
 void measure_seeds(const PreparedApp &app, SearchOutcome &out, BackendCandidateMeasurer &measurer,
                    const TuneSettings &settings, Clock::time_point start,

@@ -17,17 +17,17 @@
 #include <vector>
 
 #include "common/app.h"
+#include "common/pipeline/pipeline_graph.h"
+#include "common/schedule/schedule_state.h"
 #include "common/suite.h"
 #include "measurer/measurement.h"
 #include "searcher/cost/analytic_calibration.h"
 #include "searcher/cost/learned/cost_model_choice.h"
 #include "searcher/cost/machine_model.h"
-#include "searcher/pipeline_graph.h"
-#include "searcher/schedule_state.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/model_seed.h"
-#include "searcher/search_space.h"
-#include "searcher/seed_schedules.h"
+#include "searcher/seeds/seed_schedules.h"
+#include "searcher/space/search_space.h"
 
 namespace CLI {
 class App;
@@ -74,7 +74,7 @@ struct TuneSettings {
   // fallback (the seeds `build/bin/search_probe resnet50` writes, timed by `protuner
   // measure --schedule`).
   double seed_compile_share = 0.3;
-  // Seeds measured before the search (searcher/seed_schedules.h): at most this many beyond
+  // Seeds measured before the search (searcher/seeds/seed_schedules.h): at most this many beyond
   // the compute-root fallback, and none started once they have used this share of the time
   // from the fallback's end to the search's deadline. 0 measures only the fallback.
   int seeds_measured = kDefaultSeedsMeasured;
@@ -193,7 +193,7 @@ struct SearchOutcome {
   AnalyticTerms calibration_weights = unit_term_weights();
 };
 
-// Measures the seed schedules (searcher/seed_schedules.h: the compute-root fallback, then
+// Measures the seed schedules (searcher/seeds/seed_schedules.h: the compute-root fallback, then
 // up to TuneSettings::seeds_measured strip and register-blocked seeds the cost model
 // predicts faster than it, each with the seed compile limit of TuneSettings::
 // seed_compile_share), then runs `algorithm` with seeds seed, seed+1, ... from `start`

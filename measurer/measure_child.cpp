@@ -19,7 +19,10 @@
 #include "common/errors.h"
 #include "common/host_facts.h"
 #include "common/host_target.h"
+#include "common/pipeline/pipeline_graph.h"
 #include "common/pipeline_io.h"
+#include "common/schedule/apply_schedule.h"
+#include "common/schedule/schedule_json.h"
 #include "common/unscheduled_check.h"
 #include "measurer/cache_key.h"
 #include "measurer/child_protocol.h"
@@ -27,9 +30,6 @@
 #include "measurer/measure_json.h"
 #include "measurer/output_check.h"
 #include "measurer/reference_output.h"
-#include "searcher/apply_schedule.h"
-#include "searcher/pipeline_graph.h"
-#include "searcher/schedule_json.h"
 
 namespace protuner {
 namespace {

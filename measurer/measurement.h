@@ -29,7 +29,7 @@ enum class ScheduleKind : uint8_t {
   kAutoscheduler,
 };
 
-// How a protuner schedule becomes Halide calls (searcher/schedule_directives.h), named in
+// How a protuner schedule becomes Halide calls (common/schedule/schedule_directives.h), named in
 // result-cache keys: the same schedule JSON applied through other directives is another
 // measurement. Change it when the directives change.
 constexpr const char *kProtunerDirectives =

@@ -12,9 +12,9 @@
 #include <array>
 #include <memory>
 
+#include "common/schedule/schedule_directives.h"
 #include "searcher/cost/cost_model.h"
 #include "searcher/cost/featurizer.h"
-#include "searcher/schedule_directives.h"
 
 namespace protuner {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "searcher/schedule_state.h"
+#include "common/schedule/schedule_state.h"
 
 namespace protuner {
 

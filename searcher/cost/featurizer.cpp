@@ -6,8 +6,8 @@
 #include <memory>
 #include <stdexcept>
 
-#include "searcher/schedule_directives.h"
-#include "searcher/search_space.h"
+#include "common/schedule/schedule_directives.h"
+#include "searcher/space/search_space.h"
 
 namespace protuner {
 namespace {

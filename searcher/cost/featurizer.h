@@ -30,8 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/schedule/schedule_state.h"
 #include "searcher/cost/machine_model.h"
-#include "searcher/schedule_state.h"
 
 namespace protuner {
 

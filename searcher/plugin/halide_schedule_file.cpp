@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "searcher/apply_schedule.h"
-#include "searcher/schedule_json.h"
+#include "common/schedule/apply_schedule.h"
+#include "common/schedule/schedule_json.h"
 
 namespace protuner {
 namespace {
@@ -31,7 +31,7 @@ std::string halide_schedule_body(const ScheduleState &state) {
   const std::string fn = "apply_schedule_" + name;
   std::ostringstream os;
   os << "    // protuner's schedule is " << fn << ", defined below at namespace scope:\n"
-     << "    // it needs the Func order code (searcher/func_order.h) a function body cannot "
+     << "    // it needs the Func order code (common/pipeline/func_order.h) a function body cannot "
         "hold.\n"
      << "    void " << fn << "(::Halide::Pipeline, const ::Halide::Target &);\n"
      << "    " << fn << "(pipeline, target);\n"

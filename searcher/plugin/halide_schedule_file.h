@@ -19,7 +19,7 @@
 
 #include <string>
 
-#include "searcher/schedule_state.h"
+#include "common/schedule/schedule_state.h"
 
 namespace protuner {
 

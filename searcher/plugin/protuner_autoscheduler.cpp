@@ -18,21 +18,21 @@
 #include <optional>
 
 #include "common/errors.h"
+#include "common/pipeline/pipeline_graph.h"
+#include "common/schedule/apply_schedule.h"
+#include "common/schedule/schedule_json.h"
 #include "common/unscheduled_check.h"
 #include "measurer/isolated_measurer.h"
-#include "searcher/apply_schedule.h"
 #include "searcher/cost/analytic_calibration.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/cost/learned/learned_network.h"
-#include "searcher/pipeline_graph.h"
 #include "searcher/plugin/halide_schedule_file.h"
 #include "searcher/plugin/plugin_settings.h"
-#include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/model_seed.h"
 #include "searcher/search/search_registry.h"
-#include "searcher/search_space.h"
-#include "searcher/seed_schedules.h"
+#include "searcher/seeds/seed_schedules.h"
+#include "searcher/space/search_space.h"
 
 namespace protuner {
 namespace {

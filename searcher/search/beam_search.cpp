@@ -12,7 +12,7 @@
 #include <unordered_set>
 
 #include "common/errors.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 
 namespace protuner {
 namespace {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "searcher/loop_nest.h"
+#include "common/schedule/loop_nest.h"
 
 namespace protuner {
 

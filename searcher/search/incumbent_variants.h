@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "searcher/schedule_state.h"
+#include "common/schedule/schedule_state.h"
 
 namespace protuner {
 

@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "common/errors.h"
-#include "searcher/schedule_json.h"
+#include "common/schedule/schedule_json.h"
 #include "searcher/search/incumbent_variants.h"
 #include "searcher/search/mcts_tree.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 
 namespace protuner {
 

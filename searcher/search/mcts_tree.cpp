@@ -6,7 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 
 namespace protuner {
 

@@ -16,8 +16,8 @@
 #include <random>
 #include <vector>
 
+#include "common/schedule/schedule_state.h"
 #include "searcher/cost/cost_model.h"
-#include "searcher/schedule_state.h"
 #include "searcher/search/ucb.h"
 
 namespace protuner {

@@ -5,7 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "searcher/schedule_json.h"
+#include "common/schedule/schedule_json.h"
 
 namespace protuner {
 namespace {

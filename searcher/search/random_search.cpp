@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "common/errors.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 
 namespace protuner {
 namespace {

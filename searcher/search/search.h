@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/schedule/schedule_state.h"
 #include "searcher/cost/cost_model.h"
-#include "searcher/schedule_state.h"
 
 namespace protuner {
 

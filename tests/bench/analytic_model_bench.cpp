@@ -15,10 +15,10 @@
 
 #include "common/host_target.h"
 #include "common/pipeline_io.h"
+#include "common/schedule/apply_schedule.h"
 #include "measurer/timing.h"
-#include "searcher/apply_schedule.h"
 #include "searcher/cost/analytic_model.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 #include "tests/searcher/test_pipelines.h"
 
 namespace {

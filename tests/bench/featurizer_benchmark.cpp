@@ -10,7 +10,7 @@
 
 #include "common/host_target.h"
 #include "searcher/cost/featurizer.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 #include "tests/bench/suite_app_graph.h"
 
 namespace {

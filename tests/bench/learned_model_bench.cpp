@@ -16,7 +16,7 @@
 #include "searcher/cost/analytic_model.h"
 #include "searcher/cost/learned/learned_models.h"
 #include "searcher/cost/learned/shipped_weights.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 #include "tests/bench/suite_app_graph.h"
 
 namespace {

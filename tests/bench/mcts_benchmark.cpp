@@ -7,7 +7,7 @@
 #include "common/host_target.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/search/mcts_tree.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 #include "tests/bench/suite_app_graph.h"
 
 namespace {

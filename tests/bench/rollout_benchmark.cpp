@@ -9,7 +9,7 @@
 #include <random>
 
 #include "common/host_target.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 #include "tests/bench/suite_app_graph.h"
 #include "tests/searcher/test_pipelines.h"
 

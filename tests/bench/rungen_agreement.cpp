@@ -6,7 +6,7 @@
 // timings on a shared machine are for a person to read.
 //
 // The schedules of each app: the generator's own, Halide's default, compute-root, and the
-// first --seeds of protuner's seed schedules (searcher/seed_schedules.h), which allocate
+// first --seeds of protuner's seed schedules (searcher/seeds/seed_schedules.h), which allocate
 // intermediates in the ways searches do.
 //
 // Usage: rungen_agreement [--apps harris,unsharp,...] [--seeds 3] [--cpus 0,1]
@@ -30,13 +30,13 @@
 #include "common/app.h"
 #include "common/host_target.h"
 #include "common/pipeline_io.h"
+#include "common/schedule/apply_schedule.h"
+#include "common/schedule/schedule_json.h"
 #include "coordinator/text_table.h"
 #include "coordinator/tune.h"
 #include "measurer/isolated_measurer.h"
-#include "searcher/apply_schedule.h"
 #include "searcher/cost/analytic_model.h"
-#include "searcher/schedule_json.h"
-#include "searcher/seed_schedules.h"
+#include "searcher/seeds/seed_schedules.h"
 #include "tests/bench/bench_apps.h"
 
 namespace {

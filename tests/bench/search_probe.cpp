@@ -35,16 +35,16 @@
 
 #include "common/app.h"
 #include "common/host_target.h"
+#include "common/schedule/apply_schedule.h"
+#include "common/schedule/schedule_json.h"
 #include "coordinator/text_table.h"
-#include "searcher/apply_schedule.h"
-#include "searcher/blocked_schedule.h"
 #include "searcher/cost/analytic_model.h"
-#include "searcher/fallback_schedule.h"
-#include "searcher/schedule_json.h"
 #include "searcher/search/search_registry.h"
-#include "searcher/search_space.h"
-#include "searcher/sliced_schedule.h"
-#include "searcher/strip_schedule.h"
+#include "searcher/seeds/blocked_schedule.h"
+#include "searcher/seeds/fallback_schedule.h"
+#include "searcher/seeds/sliced_schedule.h"
+#include "searcher/seeds/strip_schedule.h"
+#include "searcher/space/search_space.h"
 
 namespace {
 

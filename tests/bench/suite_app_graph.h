@@ -10,7 +10,7 @@
 
 #include "common/app.h"
 #include "common/host_target.h"
-#include "searcher/pipeline_graph.h"
+#include "common/pipeline/pipeline_graph.h"
 
 namespace protuner::bench {
 

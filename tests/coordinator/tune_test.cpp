@@ -17,16 +17,16 @@
 
 #include "common/errors.h"
 #include "common/host_target.h"
+#include "common/schedule/schedule_json.h"
 #include "coordinator/measurement_recorder.h"
 #include "coordinator/tune.h"
 #include "measurer/measure_json.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/cost/learned/learned_network.h"
-#include "searcher/fallback_schedule.h"
-#include "searcher/schedule_json.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/model_seed.h"
-#include "searcher/seed_schedules.h"
+#include "searcher/seeds/fallback_schedule.h"
+#include "searcher/seeds/seed_schedules.h"
 #include "tests/support/run_command.h"
 
 namespace protuner {

@@ -14,16 +14,16 @@
 #include "common/app.h"
 #include "common/errors.h"
 #include "common/host_target.h"
+#include "common/pipeline/pipeline_graph.h"
 #include "common/pipeline_io.h"
+#include "common/schedule/schedule_json.h"
 #include "measurer/child_protocol.h"
 #include "measurer/isolated_measurer.h"
 #include "measurer/measure_child.h"
 #include "measurer/output_check.h"
+#include "searcher/space/search_space.h"
 #include "tests/measurer/quick_request.h"
 #include "tests/measurer/random_schedule.h"
-#include "searcher/pipeline_graph.h"
-#include "searcher/schedule_json.h"
-#include "searcher/search_space.h"
 
 namespace protuner {
 namespace {

@@ -3,7 +3,7 @@
 // request per measurer at a time, and a measurer that dies, freezes, hangs or shuts down
 // loses its request to another; what cannot be answered anywhere is a timeout result that
 // says why.
-#include "searcher/measurer_client.h"
+#include "searcher/measurement/measurer_client.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 
 #include <regex>
 
-#include "searcher/measurer_client.h"
+#include "searcher/measurement/measurer_client.h"
 #include "tests/measurer/quick_request.h"
 #include "tests/measurer/service_test_support.h"
 #include "tests/support/loopback.h"

@@ -12,9 +12,9 @@
 
 #include "common/app.h"
 #include "common/host_target.h"
-#include "searcher/pipeline_graph.h"
-#include "searcher/schedule_json.h"
-#include "searcher/search_space.h"
+#include "common/pipeline/pipeline_graph.h"
+#include "common/schedule/schedule_json.h"
+#include "searcher/space/search_space.h"
 
 namespace protuner {
 

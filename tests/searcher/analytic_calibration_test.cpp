@@ -11,7 +11,7 @@
 
 #include "searcher/cost/analytic_calibration.h"
 #include "searcher/cost/analytic_model.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 #include "tests/searcher/search_fixtures.h"
 #include "tests/searcher/test_pipelines.h"
 

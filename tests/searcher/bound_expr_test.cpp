@@ -1,6 +1,6 @@
 // BoundExpr: compiled bounds evaluate like Halide's integer arithmetic, and anything it
 // does not model is refused rather than evaluated wrongly.
-#include "searcher/bound_expr.h"
+#include "common/pipeline/bound_expr.h"
 
 #include <gtest/gtest.h>
 

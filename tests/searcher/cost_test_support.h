@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "searcher/schedule_state.h"
+#include "common/schedule/schedule_state.h"
 
 namespace protuner::testing {
 

@@ -10,7 +10,7 @@
 
 #include "common/host_target.h"
 #include "searcher/cost/featurizer.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 #include "tests/searcher/cost_test_support.h"
 #include "tests/searcher/search_fixtures.h"
 #include "tests/searcher/test_pipelines.h"

@@ -22,6 +22,7 @@
 #include "common/app.h"
 #include "common/errors.h"
 #include "common/host_target.h"
+#include "common/schedule/schedule_json.h"
 #include "searcher/cost/analytic_model.h"
 #include "searcher/cost/learned/cost_model_choice.h"
 #include "searcher/cost/learned/cost_terms.h"
@@ -30,8 +31,7 @@
 #include "searcher/cost/learned/network_modules.h"
 #include "searcher/cost/learned/shipped_weights.h"
 #include "searcher/cost/learned/trainer.h"
-#include "searcher/schedule_json.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 #include "tests/searcher/search_fixtures.h"
 #include "tests/searcher/test_pipelines.h"
 

@@ -9,13 +9,13 @@
 
 #include "common/app.h"
 #include "common/host_target.h"
+#include "common/schedule/schedule_json.h"
 #include "measurer/isolated_measurer.h"
 #include "searcher/cost/analytic_model.h"
-#include "searcher/schedule_json.h"
 #include "searcher/search/mcts.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/search_registry.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 
 namespace protuner {
 namespace {

@@ -13,12 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.h"
+#include "common/schedule/schedule_json.h"
 #include "searcher/cost/analytic_model.h"
-#include "searcher/schedule_json.h"
 #include "searcher/search/mcts.h"
 #include "searcher/search/mcts_tree.h"
 #include "searcher/search/search_registry.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 #include "tests/searcher/search_fixtures.h"
 #include "tests/searcher/test_pipelines.h"
 

@@ -4,7 +4,7 @@
 
 #include <Halide.h>
 
-#include "searcher/pipeline_graph.h"
+#include "common/pipeline/pipeline_graph.h"
 #include "tests/searcher/test_pipelines.h"
 
 namespace protuner {

@@ -1,6 +1,6 @@
 // The pipeline graph: order, stages, edges, and the regions its footprints predict,
 // checked against the regions Halide itself realizes for the same (compute-root) schedule.
-#include "searcher/pipeline_graph.h"
+#include "common/pipeline/pipeline_graph.h"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 #include <Halide.h>
 
 #include "common/host_target.h"
-#include "searcher/apply_schedule.h"
-#include "searcher/search_space.h"
+#include "common/schedule/apply_schedule.h"
+#include "searcher/space/search_space.h"
 
 namespace protuner {
 namespace {

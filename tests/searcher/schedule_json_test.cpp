@@ -1,5 +1,5 @@
 // The serialized form: round trips, refuses other pipelines, refuses bad input clearly.
-#include "searcher/schedule_json.h"
+#include "common/schedule/schedule_json.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "common/errors.h"
 #include "common/host_target.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 #include "tests/searcher/search_fixtures.h"
 #include "tests/searcher/test_pipelines.h"
 

@@ -11,9 +11,9 @@
 #include <regex>
 
 #include "common/host_target.h"
-#include "searcher/apply_schedule.h"
-#include "searcher/fallback_schedule.h"
-#include "searcher/search_space.h"
+#include "common/schedule/apply_schedule.h"
+#include "searcher/seeds/fallback_schedule.h"
+#include "searcher/space/search_space.h"
 #include "tests/searcher/search_fixtures.h"
 #include "tests/searcher/test_pipelines.h"
 #include "tests/support/run_command.h"

@@ -12,12 +12,12 @@
 #include <set>
 #include <thread>
 
+#include "common/schedule/schedule_json.h"
 #include "searcher/cost/analytic_model.h"
-#include "searcher/schedule_json.h"
 #include "searcher/search/beam_search.h"
 #include "searcher/search/model_seed.h"
 #include "searcher/search/random_search.h"
-#include "searcher/search_space.h"
+#include "searcher/space/search_space.h"
 #include "tests/searcher/search_fixtures.h"
 #include "tests/searcher/test_pipelines.h"
 

@@ -10,9 +10,9 @@
 #include <memory>
 #include <random>
 
-#include "searcher/pipeline_graph.h"
-#include "searcher/schedule_state.h"
-#include "searcher/search_space.h"
+#include "common/pipeline/pipeline_graph.h"
+#include "common/schedule/schedule_state.h"
+#include "searcher/space/search_space.h"
 
 namespace protuner::testing {
 

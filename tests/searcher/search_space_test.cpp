@@ -10,8 +10,8 @@
 #include <set>
 
 #include "common/host_target.h"
-#include "searcher/loop_nest.h"
-#include "searcher/search_space.h"
+#include "common/schedule/loop_nest.h"
+#include "searcher/space/search_space.h"
 #include "tests/searcher/search_fixtures.h"
 #include "tests/searcher/test_pipelines.h"
 

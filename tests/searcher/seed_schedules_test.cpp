@@ -1,7 +1,7 @@
 // seeds_to_measure: the fallback always first, then the block-in-tile and sliced seeds,
 // then only the seeds the model predicts faster than it, cheapest first, at most the
 // number asked for.
-#include "searcher/seed_schedules.h"
+#include "searcher/seeds/seed_schedules.h"
 
 #include <gtest/gtest.h>
 
@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "common/host_target.h"
-#include "searcher/blocked_schedule.h"
-#include "searcher/fallback_schedule.h"
-#include "searcher/schedule_json.h"
-#include "searcher/sliced_schedule.h"
-#include "searcher/strip_schedule.h"
+#include "common/schedule/schedule_json.h"
+#include "searcher/seeds/blocked_schedule.h"
+#include "searcher/seeds/fallback_schedule.h"
+#include "searcher/seeds/sliced_schedule.h"
+#include "searcher/seeds/strip_schedule.h"
 #include "tests/searcher/search_fixtures.h"
 #include "tests/searcher/test_pipelines.h"
 

@@ -14,10 +14,10 @@
 
 #include "common/host_target.h"
 #include "common/pipeline_io.h"
-#include "searcher/apply_schedule.h"
-#include "searcher/schedule_directives.h"
-#include "searcher/schedule_json.h"
-#include "searcher/search_space.h"
+#include "common/schedule/apply_schedule.h"
+#include "common/schedule/schedule_directives.h"
+#include "common/schedule/schedule_json.h"
+#include "searcher/space/search_space.h"
 #include "tests/searcher/test_pipelines.h"
 
 namespace protuner {

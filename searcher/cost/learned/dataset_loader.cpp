@@ -12,10 +12,10 @@
 #include "common/app.h"
 #include "common/errors.h"
 #include "common/host_target.h"
+#include "common/pipeline/pipeline_graph.h"
+#include "common/schedule/schedule_json.h"
 #include "common/suite.h"
 #include "searcher/cost/featurizer.h"
-#include "searcher/pipeline_graph.h"
-#include "searcher/schedule_json.h"
 
 namespace protuner {
 namespace {

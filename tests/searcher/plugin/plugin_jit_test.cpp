@@ -175,7 +175,7 @@ TEST_F(ProTunerPlugin, CostPlusRealMeasuresSeedsAndCandidatesOfTheNamedApp) {
   EXPECT_NE(log.find("mcts_cost+real_0.5s"), std::string::npos) << log;
   EXPECT_EQ(log.find(" 0 measurements"), std::string::npos) << log;
   EXPECT_NE(log.find(" ms, measured "), std::string::npos) << log;
-  // The seeds (searcher/seed_schedules.h) were measured too, the fallback at least.
+  // The seeds (searcher/seeds/seed_schedules.h) were measured too, the fallback at least.
   EXPECT_NE(log.find("; best seed measured "), std::string::npos) << log;
   std::ifstream in(json);
   EXPECT_TRUE(in.good()) << json;

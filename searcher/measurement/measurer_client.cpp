@@ -1,0 +1,502 @@
+// The measurer client's one poll loop (measurer_client.h): per endpoint a DEALER socket and
+// a small state machine (connecting, live, dead), per request its attempts. Each turn of the
+// loop hands waiting requests to idle live measurers, reads replies and heartbeats, pings,
+// and expires silent measurers and overdue requests, which go back to the waiting list.
+#include "searcher/measurement/measurer_client.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <random>
+#include <set>
+#include <thread>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+namespace protuner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// The longest the loop sleeps in one poll, so a deadline is never missed by much.
+constexpr milliseconds kMaxPollWait{100};
+
+enum class LinkState { kConnecting, kLive, kDead };
+
+std::string seconds_text(Clock::duration d) {
+  return fmt::format("{:.1f} s", std::chrono::duration<double>(d).count());
+}
+
+// A random tag per client makes request ids unique across the clients of one measurer
+// and across attempts, so a late reply to an abandoned attempt is recognised and dropped.
+std::string random_tag() {
+  std::random_device rd;
+  return fmt::format("{:08x}", rd());
+}
+
+// One measurer endpoint: its socket and what this client knows about it.
+struct Link {
+  std::string endpoint;
+  std::unique_ptr<zmq::socket_t> socket;
+  LinkState state = LinkState::kDead;
+  Clock::time_point state_since, last_heard, last_ping, reconnect_at;
+  milliseconds backoff{0};
+  milliseconds heartbeat{0};  // max(client's interval, the daemon's announced one)
+  std::string instance;       // the daemon's, from its ready message
+
+  // The one request outstanding here (index into the batch), if any.
+  std::optional<size_t> outstanding;
+  std::string outstanding_id;
+  Clock::time_point deadline;
+  // After a request timed out here, no new work until heartbeats show the measurer has
+  // dropped it (it may still be stuck on it).
+  std::string draining_id;
+
+  int64_t answered = 0;
+};
+
+}  // namespace
+
+struct MeasurerClient::Impl {
+  Impl(std::vector<std::string> endpoints, ClientOptions opts)
+      : options(opts), tag(random_tag()) {
+    for (auto &e : endpoints) {
+      Link link;
+      link.endpoint = std::move(e);
+      link.heartbeat = options.heartbeat_interval;
+      link.backoff = options.heartbeat_interval;
+      links.push_back(std::move(link));
+    }
+  }
+
+  milliseconds expiry(const Link &link) const { return link.heartbeat * options.liveness; }
+  milliseconds request_timeout(const MeasureRequest &r) const;
+  void connect(Link &link, Clock::time_point now);
+  void ping(Link &link, Clock::time_point now);
+  bool send(Link &link, const wire::Message &message);
+
+  ClientOptions options;
+  std::string tag;
+  uint64_t next_id = 1;
+  zmq::context_t context;
+  std::vector<Link> links;
+  Stats stats;
+};
+
+// One measure_batch call: the requests, their results and attempt histories.
+class MeasurerClient::Batch {
+ public:
+  Batch(MeasurerClient::Impl &client, const std::vector<MeasureRequest> &requests)
+      : c_(client), requests_(requests), results_(requests.size()),
+        attempts_(requests.size()), history_(requests.size()), tried_(requests.size()) {
+    for (size_t i = 0; i < requests.size(); ++i) waiting_.push_back(i);
+  }
+
+  std::vector<MeasureResult> run();
+
+ private:
+  void start_links(Clock::time_point now);
+  void assign(Clock::time_point now);
+  std::optional<size_t> pick_link(size_t request) const;
+  void poll(Clock::time_point now);
+  void receive(Link &link);
+  void handle(Link &link, const wire::Message &message, Clock::time_point now);
+  void on_heartbeat(Link &link, const wire::HeartbeatBody &hb, Clock::time_point now);
+  void housekeeping(Clock::time_point now);
+  void kill_link(Link &link, const std::string &why, Clock::time_point now);
+  void attempt_failed(Link &link, const std::string &why);
+  void finish(size_t request, MeasureResult result);
+  void give_up_waiting(Clock::time_point now);
+
+  MeasurerClient::Impl &c_;
+  const std::vector<MeasureRequest> &requests_;
+  std::vector<std::optional<MeasureResult>> results_;
+  std::vector<int> attempts_;
+  std::vector<std::vector<std::string>> history_;  // per request: what happened to each attempt
+  std::vector<std::set<size_t>> tried_;            // per request: links it was sent to
+  std::deque<size_t> waiting_;
+  size_t done_ = 0;
+  Clock::time_point last_usable_;  // last time some measurer could take work
+};
+
+std::vector<MeasureResult> MeasurerClient::Batch::run() {
+  const auto start = Clock::now();
+  last_usable_ = start;
+  start_links(start);
+  while (done_ < requests_.size()) {
+    auto now = Clock::now();
+    assign(now);
+    poll(now);
+    now = Clock::now();
+    housekeeping(now);
+    give_up_waiting(now);
+  }
+  std::vector<MeasureResult> out;
+  out.reserve(results_.size());
+  for (auto &r : results_) out.push_back(std::move(*r));
+  return out;
+}
+
+// Links idle since the last batch have not pinged (nor been pinged) meanwhile; they must
+// prove themselves alive again before they get work, without being declared dead for the
+// silence between batches.
+void MeasurerClient::Batch::start_links(Clock::time_point now) {
+  for (Link &link : c_.links) {
+    if (link.state == LinkState::kDead && now < link.reconnect_at) continue;
+    if (!link.socket) {
+      c_.connect(link, now);
+    } else if (now - link.last_heard > c_.expiry(link)) {
+      link.state = LinkState::kConnecting;
+      link.state_since = now;
+    }
+    c_.ping(link, now);
+  }
+}
+
+void MeasurerClient::Batch::assign(Clock::time_point now) {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    const size_t request = *it;
+    const auto pick = pick_link(request);
+    if (!pick) {
+      ++it;
+      continue;
+    }
+    Link &link = c_.links[*pick];
+    const std::string id = c_.tag + "-" + std::to_string(c_.next_id++);
+    if (!c_.send(link, wire::measure_message(id, requests_[request]))) {
+      ++it;  // the socket would block; try again next turn
+      continue;
+    }
+    ++c_.stats.sent;
+    ++attempts_[request];
+    tried_[request].insert(*pick);
+    link.outstanding = request;
+    link.outstanding_id = id;
+    link.deadline = now + c_.request_timeout(requests_[request]);
+    it = waiting_.erase(it);
+  }
+}
+
+// An idle live measurer this request has not been tried on. A measurer it failed on gets
+// it again only when every usable measurer has failed it: a retry waits for a busy or
+// still-connecting fresh measurer rather than go straight back to the one that just lost
+// it (a connecting one turns live or dead within a few heartbeat intervals).
+std::optional<size_t> MeasurerClient::Batch::pick_link(size_t request) const {
+  std::optional<size_t> fallback;
+  bool fresh_busy = false;
+  for (size_t i = 0; i < c_.links.size(); ++i) {
+    const Link &l = c_.links[i];
+    const bool tried = tried_[request].count(i) > 0;
+    if (l.state == LinkState::kConnecting) {
+      fresh_busy = fresh_busy || !tried;
+      continue;
+    }
+    if (l.state != LinkState::kLive || !l.draining_id.empty()) continue;
+    if (l.outstanding) {
+      fresh_busy = fresh_busy || !tried;
+      continue;
+    }
+    if (!tried) return i;
+    if (!fallback) fallback = i;
+  }
+  return fresh_busy ? std::nullopt : fallback;
+}
+
+void MeasurerClient::Batch::poll(Clock::time_point now) {
+  std::vector<zmq::pollitem_t> items;
+  std::vector<size_t> owners;
+  milliseconds wait = kMaxPollWait;
+  for (size_t i = 0; i < c_.links.size(); ++i) {
+    Link &l = c_.links[i];
+    if (!l.socket) continue;
+    items.push_back({l.socket->handle(), 0, ZMQ_POLLIN, 0});
+    owners.push_back(i);
+    const auto to_ping = std::chrono::duration_cast<milliseconds>(
+        l.last_ping + c_.options.heartbeat_interval - now);
+    wait = std::max(milliseconds(0), std::min(wait, to_ping));
+  }
+  if (items.empty()) {
+    std::this_thread::sleep_for(wait);
+    return;
+  }
+  try {
+    zmq::poll(items.data(), items.size(), wait);
+  } catch (const zmq::error_t &e) {
+    if (e.num() != EINTR) throw;
+    return;
+  }
+  for (size_t k = 0; k < items.size(); ++k) {
+    if (items[k].revents & ZMQ_POLLIN) receive(c_.links[owners[k]]);
+  }
+}
+
+void MeasurerClient::Batch::receive(Link &link) {
+  while (link.socket) {
+    std::vector<zmq::message_t> frames;
+    std::optional<size_t> n;
+    try {
+      n = zmq::recv_multipart(*link.socket, std::back_inserter(frames), zmq::recv_flags::dontwait);
+    } catch (const zmq::error_t &e) {
+      if (e.num() == EINTR) continue;
+      throw;
+    }
+    if (!n || frames.empty()) return;
+    const auto now = Clock::now();
+    // Any message proves the measurer's I/O loop is alive.
+    link.last_heard = now;
+    if (link.state != LinkState::kLive) {
+      spdlog::info("measurer client: {} is live", link.endpoint);
+      link.state = LinkState::kLive;
+      link.state_since = now;
+      link.backoff = c_.options.heartbeat_interval;
+    }
+    wire::Message message;
+    try {
+      message = wire::parse_message(frames.back().to_string_view());
+      handle(link, message, now);
+    } catch (const wire::WireError &e) {
+      spdlog::warn("measurer client: unreadable message from {}: {}", link.endpoint, e.what());
+      if (link.outstanding && e.id() == link.outstanding_id) {
+        attempt_failed(link, std::string("unreadable reply: ") + e.what());
+      }
+    }
+  }
+}
+
+void MeasurerClient::Batch::handle(Link &link, const wire::Message &message, Clock::time_point now) {
+  const bool ours = link.outstanding && message.id == link.outstanding_id;
+  switch (message.type) {
+    case wire::MessageType::kReady: {
+      const wire::ReadyBody ready = wire::read_ready(message);
+      link.heartbeat = std::max(c_.options.heartbeat_interval, milliseconds(ready.heartbeat_ms));
+      // A new instance while a request is outstanding: the daemon restarted and forgot it.
+      // (The same instance greets again after forgetting a client that went quiet.)
+      const bool restarted = !link.instance.empty() && ready.instance != link.instance;
+      link.instance = ready.instance;
+      if (restarted && link.outstanding) {
+        attempt_failed(link, "the measurer restarted and lost the request");
+      }
+      return;
+    }
+    case wire::MessageType::kHeartbeat:
+      on_heartbeat(link, wire::read_heartbeat(message), now);
+      return;
+    case wire::MessageType::kResult:
+      if (!ours) {
+        spdlog::debug("measurer client: dropping a late result '{}' from {}", message.id,
+                      link.endpoint);
+        return;
+      }
+      {
+        MeasureResult result = wire::read_result(message);  // may throw: still outstanding
+        if (result.status == MeasureStatus::kMeasurerError) {
+          // That measurer is broken, not the candidate: another one may measure it.
+          ++link.answered;
+          attempt_failed(link, "the measurer could not measure: " + result.error);
+          return;
+        }
+        const size_t request = *link.outstanding;
+        link.outstanding.reset();
+        ++link.answered;
+        finish(request, std::move(result));
+      }
+      return;
+    case wire::MessageType::kError: {
+      const wire::ErrorBody error = wire::read_error(message);
+      if (!ours) {
+        spdlog::warn("measurer client: {} reported: {}", link.endpoint, error.error);
+        return;
+      }
+      if (error.retry) {
+        kill_link(link, error.error, now);  // it is going away; retry elsewhere
+        return;
+      }
+      const size_t request = *link.outstanding;
+      link.outstanding.reset();
+      MeasureResult refused;
+      refused.status = MeasureStatus::kBadRequest;
+      refused.error = "measurer " + link.endpoint + " refused the request: " + error.error;
+      finish(request, std::move(refused));
+      return;
+    }
+    case wire::MessageType::kMeasure:
+      spdlog::warn("measurer client: {} sent a measure message; ignored", link.endpoint);
+      return;
+  }
+}
+
+void MeasurerClient::Batch::on_heartbeat(Link &link, const wire::HeartbeatBody &hb, Clock::time_point now) {
+  const auto held = [&](const std::string &id) {
+    return std::find(hb.pending.begin(), hb.pending.end(), id) != hb.pending.end();
+  };
+  if (!link.draining_id.empty() && !held(link.draining_id)) link.draining_id.clear();
+  if (!link.outstanding) return;
+  // Still queued behind other clients' requests: the deadline counts from when it starts.
+  if (held(link.outstanding_id) && hb.running != link.outstanding_id) {
+    link.deadline = now + c_.request_timeout(requests_[*link.outstanding]);
+  }
+}
+
+void MeasurerClient::Batch::housekeeping(Clock::time_point now) {
+  for (Link &link : c_.links) {
+    switch (link.state) {
+      case LinkState::kLive:
+        if (now - link.last_heard > c_.expiry(link)) {
+          kill_link(link, "no heartbeat for " + seconds_text(now - link.last_heard), now);
+        } else if (link.outstanding && now > link.deadline) {
+          const std::string id = link.outstanding_id;
+          attempt_failed(link, "no result within " +
+                                   seconds_text(c_.request_timeout(requests_[*link.outstanding])) +
+                                   " of starting");
+          link.draining_id = id;
+        }
+        break;
+      case LinkState::kConnecting:
+        if (now - link.state_since > c_.expiry(link)) {
+          kill_link(link, "no answer to pings for " + seconds_text(now - link.state_since), now);
+        }
+        break;
+      case LinkState::kDead:
+        if (now >= link.reconnect_at) c_.connect(link, now);
+        break;
+    }
+    if (link.socket && now - link.last_ping >= c_.options.heartbeat_interval) c_.ping(link, now);
+    if (link.state == LinkState::kLive && link.draining_id.empty()) last_usable_ = now;
+  }
+}
+
+void MeasurerClient::Batch::kill_link(Link &link, const std::string &why, Clock::time_point now) {
+  spdlog::warn("measurer client: {} is dead ({}); reconnecting in {}", link.endpoint, why,
+               seconds_text(link.backoff));
+  ++c_.stats.deaths;
+  if (link.outstanding) attempt_failed(link, why);
+  // A fresh socket later: the old one would deliver queued messages to a restarted daemon.
+  link.socket.reset();
+  link.state = LinkState::kDead;
+  link.state_since = now;
+  link.draining_id.clear();
+  link.reconnect_at = now + link.backoff;
+  link.backoff = std::min(link.backoff * 2, c_.options.max_reconnect_backoff);
+}
+
+void MeasurerClient::Batch::attempt_failed(Link &link, const std::string &why) {
+  const size_t request = *link.outstanding;
+  link.outstanding.reset();
+  history_[request].push_back("attempt " + std::to_string(attempts_[request]) + " on " +
+                              link.endpoint + ": " + why);
+  if (attempts_[request] >= c_.options.max_attempts) {
+    MeasureResult failed;
+    failed.status = MeasureStatus::kTimeout;
+    failed.error = "no measurer answered after " + std::to_string(attempts_[request]) +
+                   " attempts";
+    for (const auto &h : history_[request]) failed.error += "; " + h;
+    ++c_.stats.gave_up;
+    finish(request, std::move(failed));
+    return;
+  }
+  spdlog::warn("measurer client: retrying request {} ({}): {}", request,
+               requests_[request].app.name, history_[request].back());
+  ++c_.stats.retried;
+  waiting_.push_front(request);
+}
+
+void MeasurerClient::Batch::finish(size_t request, MeasureResult result) {
+  if (results_[request]) return;
+  results_[request] = std::move(result);
+  ++done_;
+}
+
+// With no usable measurer for too long, what is still waiting cannot be answered.
+void MeasurerClient::Batch::give_up_waiting(Clock::time_point now) {
+  if (waiting_.empty() || now - last_usable_ <= c_.options.no_measurer_timeout) return;
+  std::string why = "no measurer usable for " + seconds_text(now - last_usable_) + " (";
+  for (size_t i = 0; i < c_.links.size(); ++i) {
+    const Link &l = c_.links[i];
+    why += (i ? ", " : "") + l.endpoint + ": " +
+           (l.state == LinkState::kLive ? "stuck on a timed-out request"
+            : l.state == LinkState::kConnecting ? "not answering"
+                                                 : "dead");
+  }
+  why += ")";
+  for (size_t request : waiting_) {
+    MeasureResult failed;
+    failed.status = MeasureStatus::kTimeout;
+    failed.error = why;
+    for (const auto &h : history_[request]) failed.error += "; " + h;
+    ++c_.stats.gave_up;
+    finish(request, std::move(failed));
+  }
+  waiting_.clear();
+}
+
+milliseconds MeasurerClient::Impl::request_timeout(const MeasureRequest &r) const {
+  if (options.request_timeout.count() > 0) return options.request_timeout;
+  const double seconds =
+      2 * r.settings.compile_timeout_seconds + r.settings.run_timeout_seconds;
+  return milliseconds(static_cast<int64_t>(seconds * 1000)) + options.request_timeout_slack;
+}
+
+void MeasurerClient::Impl::connect(Link &link, Clock::time_point now) {
+  link.socket = std::make_unique<zmq::socket_t>(context, zmq::socket_type::dealer);
+  link.socket->set(zmq::sockopt::linger, 0);
+  link.socket->set(zmq::sockopt::maxmsgsize, wire::kMaxMessageBytes);
+  try {
+    link.socket->connect(link.endpoint);
+  } catch (const zmq::error_t &e) {
+    link.socket.reset();
+    throw ConfigError("measurer client: cannot connect to '" + link.endpoint + "': " + e.what());
+  }
+  link.state = LinkState::kConnecting;
+  link.state_since = now;
+  link.last_heard = now;
+  link.heartbeat = options.heartbeat_interval;
+  ping(link, now);
+}
+
+void MeasurerClient::Impl::ping(Link &link, Clock::time_point now) {
+  link.last_ping = now;
+  send(link, wire::Message{wire::MessageType::kHeartbeat, "", "{}"});
+}
+
+bool MeasurerClient::Impl::send(Link &link, const wire::Message &message) {
+  if (!link.socket) return false;
+  const std::string frame = wire::format_message(message);
+  return link.socket->send(zmq::buffer(frame), zmq::send_flags::dontwait).has_value();
+}
+
+MeasurerClient::MeasurerClient(std::vector<std::string> endpoints, ClientOptions options) {
+  if (endpoints.empty()) throw ConfigError("measurer client: no measurer endpoints given");
+  if (options.heartbeat_interval.count() <= 0 || options.liveness < 1 ||
+      options.max_attempts < 1 || options.no_measurer_timeout.count() <= 0) {
+    throw ConfigError("measurer client: heartbeat interval, liveness, max attempts and the "
+                      "no-measurer timeout must be positive");
+  }
+  impl_ = std::make_unique<Impl>(std::move(endpoints), options);
+  // Connect now: ZeroMQ connects in the background, so the first batch does not wait.
+  const auto now = Clock::now();
+  for (Link &link : impl_->links) impl_->connect(link, now);
+}
+
+MeasurerClient::~MeasurerClient() = default;
+
+std::vector<MeasureResult> MeasurerClient::measure_batch(const std::vector<MeasureRequest> &requests) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (requests.empty()) return {};
+  return Batch(*impl_, requests).run();
+}
+
+MeasureResult MeasurerClient::measure(const MeasureRequest &request) {
+  return measure_batch({request}).front();
+}
+
+MeasurerClient::Stats MeasurerClient::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Stats s = impl_->stats;
+  for (const Link &l : impl_->links) s.answered.push_back(l.answered);
+  return s;
+}
+
+}  // namespace protuner
