@@ -28,9 +28,7 @@
 #include "searcher/cost/analytic_model.h"
 #include "searcher/cost/learned/learned_network.h"
 #include "searcher/search/measured_candidates.h"
-#include "searcher/search/model_seed.h"
 #include "searcher/search/search_registry.h"
-#include "searcher/seeds/seed_schedules.h"
 
 namespace protuner {
 namespace {
@@ -447,83 +445,6 @@ void keep_if_faster(SearchOutcome &out, const ScheduleState &state, double predi
   out.trace.push_back(p);
 }
 
-// The seeds (searcher/seeds/seed_schedules.h) before any search, the fallback always, the others
-// until they have used their share of the time left after it.
-void measure_seeds(const PreparedApp &app, SearchOutcome &out, BackendCandidateMeasurer &measurer,
-                   const TuneSettings &settings, Clock::time_point start,
-                   Clock::time_point deadline) {
-  AnalyticModel model(app.graph, app.machine);
-  const std::vector<SeedSchedule> seeds =
-      seeds_to_measure(app.graph, app.space->options(), model, settings.seeds_measured);
-  const double seed_compile_seconds =
-      std::min(settings.measure.compile_timeout_seconds,
-               settings.seed_compile_share * seconds_between(start, deadline));
-  // The fallback is measured whatever it costs; the other seeds share the time left after
-  // it (on a large network such as resnet50 the fallback alone takes a good part of a
-  // short budget to compile).
-  Clock::time_point seeding_start = start;
-  double seed_seconds = 0;
-  for (size_t k = 0; k < seeds.size(); ++k) {
-    if (k == 1) {
-      seeding_start = Clock::now();
-      seed_seconds = settings.seeds_budget_share * seconds_between(seeding_start, deadline);
-    }
-    if (k > 0 && seconds_between(seeding_start, Clock::now()) >= seed_seconds) break;
-    const double left = seconds_between(Clock::now(), deadline);
-    measurer.measure_allowing_compile(seeds[k].state,
-                                      std::max(measurer.settings().compile_timeout_seconds,
-                                               std::min(seed_compile_seconds, left)));
-    keep_if_faster(out, seeds[k].state, seeds[k].predicted_seconds, measurer,
-                   seconds_between(start, Clock::now()));
-  }
-  // The fallback is the schedule every app must have: when nothing compiled within a
-  // candidate's limit (resnet50's whole network at 3 minutes: 27 s), it gets the
-  // baselines' limit, within the time left.
-  const double left = seconds_between(Clock::now(), deadline);
-  if (!out.best && !seeds.empty() && left > 0) {
-    measurer.measure_allowing_compile(seeds[0].state,
-                                      std::min(settings.measure.compile_timeout_seconds, left));
-    keep_if_faster(out, seeds[0].state, seeds[0].predicted_seconds, measurer,
-                   seconds_between(start, Clock::now()));
-  }
-}
-
-// The cost model's own best schedules (model_seed.h), measured as more seeds once the
-// structural seeds are in, so the model ranks by its calibration on them when they are
-// enough for one (CalibrationOptions::min_samples).
-void measure_model_seeds(const PreparedApp &app, SearchOutcome &out,
-                         BackendCandidateMeasurer &measurer, const TuneSettings &settings,
-                         uint64_t seed, std::shared_ptr<const AnalyticCalibration> calibration,
-                         Clock::time_point start, Clock::time_point deadline) {
-  const Clock::time_point began = Clock::now();
-  const SearchContext ctx = context_for(app, nullptr, seed, settings, std::move(calibration));
-  const std::vector<ModelSeed> found = model_seeds(ctx, deadline, settings.model_seed_share);
-  const double search_seconds = seconds_between(began, Clock::now());
-  for (const ModelSeed &s : found) {
-    if (out.best) {
-      const std::vector<double> predicted = ctx.cost_model()->predict({&s.result.best, &*out.best});
-      if (predicted[0] > settings.model_seed_max_predicted_ratio * predicted[1]) {
-        spdlog::info(
-            "{}: the cost model's best schedule by {}, predicted {:.3f} ms, {:.1f}x the fastest "
-            "measured schedule's prediction: not measured",
-            app.spec.name, s.search, predicted[0] * 1000, predicted[0] / predicted[1]);
-        continue;
-      }
-    }
-    keep_if_faster(out, s.result.best, s.result.best_cost, measurer,
-                   seconds_between(start, Clock::now()));
-    const std::optional<MeasureResult> r = measurer.result_for(schedule_to_json(s.result.best));
-    spdlog::info("{}: the cost model's best schedule by {}, predicted {:.3f} ms: {}", app.spec.name,
-                 s.search, s.result.best_cost * 1000,
-                 r && r->status == MeasureStatus::kOk
-                     ? fmt::format("measured {:.3f} ms", r->timing.min_ms)
-                     : std::string("did not measure"));
-  }
-  if (!found.empty()) {
-    spdlog::info("{}: model seeds searched in {:.1f} s", app.spec.name, search_seconds);
-  }
-}
-
 }  // namespace
 
 SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm, uint64_t seed,
@@ -545,8 +466,12 @@ SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm,
     BackendCandidateMeasurer &m;
     ~StopObserving() { m.on_measured(nullptr); }
   } stop_observing{measurer};
-  measure_seeds(app, out, measurer, settings, start, deadline);
-  measure_model_seeds(app, out, measurer, settings, seed, calibration, start, deadline);
+  measure_seeds(context_for(app, nullptr, seed, settings, calibration), app.machine, measurer,
+                settings.measure.compile_timeout_seconds, settings.seeds, start, deadline,
+                app.spec.name, [&](const ScheduleState &state, double predicted_seconds) {
+                  keep_if_faster(out, state, predicted_seconds, measurer,
+                                 seconds_between(start, Clock::now()));
+                });
   for (uint64_t s = seed; out.seeds.empty() || Clock::now() < deadline; ++s) {
     std::unique_ptr<Search> search = make_search(algorithm);
     // Cost-only algorithms get no measurer, so each runs as its name says; their best is

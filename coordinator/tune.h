@@ -25,8 +25,7 @@
 #include "searcher/cost/learned/cost_model_choice.h"
 #include "searcher/cost/machine_model.h"
 #include "searcher/search/measured_candidates.h"
-#include "searcher/search/model_seed.h"
-#include "searcher/seeds/seed_schedules.h"
+#include "searcher/search/seed_measurement.h"
 #include "searcher/space/search_space.h"
 
 namespace CLI {
@@ -66,27 +65,10 @@ struct TuneSettings {
   // TimingSettings::early_stop_factor), and tune_app counts the own and default
   // schedules' runtimes as measured. 0: every candidate takes them all.
   double candidate_stop_above_best = 1.2;
-  // A seed may compile for this share of the search's time (the budget less the reserve),
-  // within [its candidate limit, measure.compile_timeout_seconds] and the time left: 3 min
-  // allows 48 s, 15 min 120 s. Seeds are the structures experts write, and on a large
-  // network they compile slowest: resnet50's register-blocked seeds compile for longer
-  // than a 3-minute budget gives a candidate (27 s), and run much faster than the
-  // fallback (the seeds `build/bin/search_probe resnet50` writes, timed by `protuner
-  // measure --schedule`).
-  double seed_compile_share = 0.3;
-  // Seeds measured before the search (searcher/seeds/seed_schedules.h): at most this many beyond
-  // the compute-root fallback, and none started once they have used this share of the time
-  // from the fallback's end to the search's deadline. 0 measures only the fallback.
-  int seeds_measured = kDefaultSeedsMeasured;
-  double seeds_budget_share = kDefaultSeedsBudgetShare;
-  // Then the cost model's own best schedules, found by the plain and the look-ahead beam
-  // in this share of the time left each (searcher/search/model_seed.h), are measured as
-  // more seeds. 0: none.
-  double model_seed_share = kDefaultModelSeedShare;
-  // A model seed is not measured when the same model predicts it this many times slower
-  // than the fastest schedule measured so far: such a seed seldom wins, and on a large
-  // network (resnet50's plain-beam seed) it can spend its whole compile limit and never run.
-  double model_seed_max_predicted_ratio = 2.0;
+  // How the seeds are measured before the search (seed_measurement.h): up to the deadline
+  // of the search (the budget less the reserve), seeds compiling within
+  // measure.compile_timeout_seconds.
+  SeedMeasurementSettings seeds;
   // Search threads (MCTS trees, beam scoring); 0: hardware concurrency.
   int search_threads = 0;
   // The searches' cost model (one per search thread). The seeds stay ranked by the
@@ -193,10 +175,7 @@ struct SearchOutcome {
   AnalyticTerms calibration_weights = unit_term_weights();
 };
 
-// Measures the seed schedules (searcher/seeds/seed_schedules.h: the compute-root fallback, then
-// up to TuneSettings::seeds_measured strip and register-blocked seeds the cost model
-// predicts faster than it, each with the seed compile limit of TuneSettings::
-// seed_compile_share), then runs `algorithm` with seeds seed, seed+1, ... from `start`
+// Measures the seeds (measure_seeds, seed_measurement.h, with TuneSettings::seeds), then runs `algorithm` with seeds seed, seed+1, ... from `start`
 // until `deadline` (at least one run, even past it), measures each run's best complete
 // schedule through `measurer` when the search did not, and keeps the fastest measured, the
 // seed schedules included. With settings.calibrate and the analytic model, every schedule

@@ -24,14 +24,12 @@
 #include "common/unscheduled_check.h"
 #include "measurer/isolated_measurer.h"
 #include "searcher/cost/analytic_calibration.h"
-#include "searcher/cost/analytic_model.h"
 #include "searcher/cost/learned/learned_network.h"
 #include "searcher/plugin/halide_schedule_file.h"
 #include "searcher/plugin/plugin_settings.h"
 #include "searcher/search/measured_candidates.h"
-#include "searcher/search/model_seed.h"
+#include "searcher/search/seed_measurement.h"
 #include "searcher/search/search_registry.h"
-#include "searcher/seeds/seed_schedules.h"
 #include "searcher/space/search_space.h"
 
 namespace protuner {
@@ -146,45 +144,25 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
   SearchBudget budget;
   budget.deadline = start + std::chrono::seconds(settings.budget_seconds);
   budget.iterations = settings.iterations;
-  // A measuring search first measures the seeds (seed_schedules.h), as `protuner tune` does.
-  std::optional<ScheduleState> best_seed;
-  double best_seed_seconds = 0;
+  // A measuring search first measures the seeds, by the rules `protuner tune` uses
+  // (seed_measurement.h); with an iteration budget, repeatably.
+  std::optional<MeasuredSeed> best_seed;
   if (measurer) {
-    AnalyticModel model(graph, machine);
-    const auto seeds_end =
-        start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                    std::chrono::duration<double>(kDefaultSeedsBudgetShare *
-                                                  static_cast<double>(settings.budget_seconds)));
-    const std::vector<SeedSchedule> seeds =
-        seeds_to_measure(graph, space_options, model, kDefaultSeedsMeasured);
-    for (size_t k = 0; k < seeds.size(); ++k) {
-      if (k > 0 && !settings.iterations && std::chrono::steady_clock::now() >= seeds_end) break;
-      const std::optional<double> t = measurer->candidates.measure({&seeds[k].state})[0];
-      if (t && (!best_seed || *t < best_seed_seconds)) {
-        best_seed = seeds[k].state;
-        best_seed_seconds = *t;
-      }
-    }
-    // Then the cost model's own best schedules (model_seed.h), as `protuner tune` does.
-    // With an iteration budget the beam searches may run all their passes, so the result
-    // is repeatable.
-    for (const ModelSeed &s :
-         model_seeds(ctx, *budget.deadline, settings.iterations ? 1.0 : kDefaultModelSeedShare)) {
-      const std::optional<double> t = measurer->candidates.measure({&s.result.best})[0];
-      if (t && (!best_seed || *t < best_seed_seconds)) {
-        best_seed = s.result.best;
-        best_seed_seconds = *t;
-      }
-    }
+    SeedMeasurementSettings seed_settings;
+    seed_settings.repeatable = settings.iterations.has_value();
+    best_seed = measure_seeds(ctx, machine, measurer->candidates,
+                              search_measure_settings().compile_timeout_seconds, seed_settings,
+                              start, *budget.deadline, settings.app->generator);
   }
-  if (best_seed) ctx.start_points.push_back(*best_seed);
+  if (best_seed) ctx.start_points.push_back(best_seed->state);
   const SearchResult found = search->run(ctx, budget);
   // The search's best unless a seed measured faster than it (measured here when the
   // search did not; a repeat is free).
   std::optional<double> search_seconds = found.best_measured_seconds;
   if (measurer && !search_seconds) search_seconds = measurer->candidates.measure({&found.best})[0];
-  const bool seed_wins = best_seed && (!search_seconds || best_seed_seconds < *search_seconds);
-  const ScheduleState &best = seed_wins ? *best_seed : found.best;
+  const bool seed_wins =
+      best_seed && (!search_seconds || best_seed->measured_seconds < *search_seconds);
+  const ScheduleState &best = seed_wins ? best_seed->state : found.best;
   // A measuring search whose measurements mostly failed has not tuned anything.
   std::optional<std::string> unmeasured;
   if (measurer) unmeasured = measurement_failure(measurer->candidates.tally());
@@ -222,7 +200,7 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
   if (calibration)
     std::cerr << "; model calibrated on " << calibration->samples() << " measurements";
   if (best_seed) {
-    std::cerr << "; best seed measured " << best_seed_seconds * 1e3 << " ms"
+    std::cerr << "; best seed measured " << best_seed->measured_seconds * 1e3 << " ms"
               << (seed_wins ? " (kept)" : "");
   }
   std::cerr << "\n";

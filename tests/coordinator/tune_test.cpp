@@ -274,7 +274,7 @@ TEST(SearchUntil, GivesTheFallbackALongerCompileLimitWhenNothingCompiles) {
   EXPECT_LE(fallback_limits[1], 3);  // no more than the time left
 }
 
-// Seeds compile for TuneSettings::seed_compile_share of the search's time, search candidates
+// Seeds compile for SeedMeasurementSettings::seed_compile_share of the search's time, search candidates
 // for their own limit: resnet50's register-blocked seeds compile for longer than a
 // candidate may at 3 minutes.
 TEST(SearchUntil, GivesSeedsALongerCompileLimitThanSearchCandidates) {
@@ -289,8 +289,8 @@ TEST(SearchUntil, GivesSeedsALongerCompileLimitThanSearchCandidates) {
   candidate.compile_timeout_seconds = 0.2;
   BackendCandidateMeasurer m(backend, kBlurApp, "host", candidate);
   TuneSettings settings;
-  settings.seed_compile_share = 0.5;  // of 2 s: 1 s
-  settings.seeds_budget_share = 1e6;  // every seed, however long seeding takes
+  settings.seeds.seed_compile_share = 0.5;  // of 2 s: 1 s
+  settings.seeds.seeds_budget_share = 1e6;  // every seed, however long seeding takes
   const Clock::time_point now = Clock::now();
   search_until(app, "greedy", 1, now, now + std::chrono::seconds(2), m, settings,
                [](const LoopProgress &) {});
@@ -310,8 +310,8 @@ TEST(SearchUntil, GivesSeedsALongerCompileLimitThanSearchCandidates) {
 }
 
 // Before searching, the fallback and then the seeds of seeds_to_measure are measured in its
-// order, at most TuneSettings::seeds_measured of them; none but the fallback once seeding
-// has used TuneSettings::seeds_budget_share of the time.
+// order, at most SeedMeasurementSettings::seeds_measured of them; none but the fallback once seeding
+// has used SeedMeasurementSettings::seeds_budget_share of the time.
 TEST(SearchUntil, MeasuresTheSeedsInOrderBeforeSearching) {
   const PreparedApp app = prepare_app(kBlurApp, 2);
   AnalyticModel model(app.graph, app.machine);
@@ -323,8 +323,8 @@ TEST(SearchUntil, MeasuresTheSeedsInOrderBeforeSearching) {
     FakeBackend backend;
     BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
     TuneSettings settings;
-    settings.seeds_measured = measured;
-    settings.seeds_budget_share = 1e6;  // a 1 s budget would not let seeding start
+    settings.seeds.seeds_measured = measured;
+    settings.seeds.seeds_budget_share = 1e6;  // a 1 s budget would not let seeding start
     const Clock::time_point now = Clock::now();
     search_until(app, "greedy", 1, now, now + std::chrono::seconds(1), m, settings,
                  [](const LoopProgress &) {});
@@ -346,13 +346,13 @@ TEST(SearchUntil, MeasuresTheSeedsInOrderBeforeSearching) {
 // After the structural seeds, the cost model's own best schedules (beam searches by the
 // model alone, searcher/search/model_seed.h) are measured as more seeds, in their order; a
 // share of 0 leaves them out, and so does a prediction more than
-// TuneSettings::model_seed_max_predicted_ratio times the fastest measured schedule's.
+// SeedMeasurementSettings::model_seed_max_predicted_ratio times the fastest measured schedule's.
 TEST(SearchUntil, MeasuresTheModelsBestSchedulesAfterTheSeeds) {
   const PreparedApp app = prepare_app(kBlurApp, 2);
   TuneSettings settings;
-  settings.seeds_measured = 0;      // the fallback only, then the model seeds
+  settings.seeds.seeds_measured = 0;      // the fallback only, then the model seeds
   settings.calibrate = false;       // so the search ranks by the model `expected` used
-  settings.model_seed_share = 0.9;  // beam search finishes its passes well within it
+  settings.seeds.model_seed_share = 0.9;  // beam search finishes its passes well within it
   SearchContext ctx;
   ctx.graph = app.graph;
   ctx.space = app.space.get();
@@ -373,7 +373,7 @@ TEST(SearchUntil, MeasuresTheModelsBestSchedulesAfterTheSeeds) {
   const std::vector<double> predicted = ctx.cost_model()->predict({&first, &fallback_state});
   const double ratio = predicted[0] / predicted[1];
 
-  settings.model_seed_max_predicted_ratio = 0.99 * ratio;
+  settings.seeds.model_seed_max_predicted_ratio = 0.99 * ratio;
   {
     FakeBackend backend;
     BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
@@ -384,9 +384,9 @@ TEST(SearchUntil, MeasuresTheModelsBestSchedulesAfterTheSeeds) {
       EXPECT_NE(r.schedule.schedule_json, expected[0]) << "predicted " << ratio << "x the fallback";
   }
 
-  settings.model_seed_max_predicted_ratio = 1.01 * ratio;
+  settings.seeds.model_seed_max_predicted_ratio = 1.01 * ratio;
   for (double share : {0.9, 0.0}) {
-    settings.model_seed_share = share;
+    settings.seeds.model_seed_share = share;
     FakeBackend backend;
     BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
     const Clock::time_point now = Clock::now();
@@ -433,7 +433,7 @@ TEST(SearchUntil, SeedsShareTheTimeLeftAfterTheFallback) {
   SlowFallbackBackend backend(1.0);
   BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
   TuneSettings settings;
-  settings.seeds_budget_share = 0.5;  // of 2 s from the start: all gone with the fallback
+  settings.seeds.seeds_budget_share = 0.5;  // of 2 s from the start: all gone with the fallback
   const Clock::time_point now = Clock::now();
   search_until(app, "greedy", 1, now, now + std::chrono::seconds(2), m, settings,
                [](const LoopProgress &) {});
