@@ -25,7 +25,7 @@ namespace protuner {
 struct SuiteApp {
   AppSpec spec;
   double budget_minutes = 15.0;  // hard budget per app: search, compile and measurement
-  int seeds = 1;                 // independent searches (jobs) per app
+  int seeds = 1;                 // independent searches (jobs) per app; tune and local run one
   int line = 0;                  // where the app is declared, for later error messages
 };
 

@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
   auto *check = suite_cmd->add_subcommand("check", "parse a suite file and load every app");
   check->add_option("file", suite_path, "suite YAML file")->required();
 
-  auto *local = cli.add_subcommand("local", "tune a suite on this machine (embedded farm)");
+  auto *local = cli.add_subcommand("local", "tune every app of a suite on this machine, one after another");
   TuneArgs local_args;  // `local` is `tune` of a whole suite file (coordinator/tune.h)
   add_tune_options(local, local_args, TuneCommand::kLocal);
   auto *tune = cli.add_subcommand("tune", "search each app's fastest schedule on this machine");
