@@ -291,14 +291,7 @@ std::vector<Region> required_regions(const PipelineGraph &g, std::vector<Region>
   for (size_t i = 0; i < g.funcs.size(); ++i) {
     const FuncNode &f = g.funcs[i];
     if (required[i].empty()) required[i] = Region(f.dimensions);  // nobody reads it
-    // Data-dependent writes fall back to what is required so far.
-    const Region so_far = required[i];
-    for (const StageNode &s : f.stages) {
-      for (const Footprint &w : s.writes) {
-        const Region wrote = w.eval(s.loop_region(so_far), so_far);
-        for (int d = 0; d < f.dimensions; ++d) required[i][d].include(wrote[d]);
-      }
-    }
+    required[i] = f.with_own_writes(std::move(required[i]));
     for (const StageNode &s : f.stages) {
       const Region loops = s.loop_region(required[i]);
       for (const Footprint &fp : s.footprints) {
@@ -451,6 +444,18 @@ void mark_round_up_hazards(PipelineGraph &g) {
 }
 
 }  // namespace
+
+Region FuncNode::with_own_writes(Region required) const {
+  // Data-dependent writes fall back to what is required so far.
+  const Region so_far = required;
+  for (const StageNode &s : stages) {
+    for (const Footprint &w : s.writes) {
+      const Region wrote = w.eval(s.loop_region(so_far), so_far);
+      for (int d = 0; d < dimensions; ++d) required[d].include(wrote[d]);
+    }
+  }
+  return required;
+}
 
 Region StageNode::loop_region(const Region &func_region) const {
   Region r;

@@ -173,6 +173,13 @@ struct FuncNode {
 
   // A Func can be inlined when it is not an output and has no update definitions.
   bool inlinable() const { return !is_output && stages.size() == 1; }
+
+  // The region a realization covers when its consumers need `required`: that, and what
+  // its update stages write over their loops there. A scan's or an integral image's
+  // reduction domain spans its whole input, so however few rows a consumer's tile needs,
+  // Halide computes every row the domain writes, and the pure stage and the producers
+  // under it with them. Data-dependent writes (a histogram's bins) add nothing.
+  Region with_own_writes(Region required) const;
 };
 
 // How far past a Func's region FuncNode::round_up_reads_past_inputs looks, and so the

@@ -371,7 +371,7 @@ Region ScheduleState::region_at(int f, const LoopRef &at) const {
   for (int d = 0; d < node.dimensions; ++d) {
     if (out[d].empty()) out[d] = node.root_region[d];
   }
-  return out;
+  return node.with_own_writes(std::move(out));
 }
 
 int64_t ScheduleState::realizations_at(const LoopRef &at) const {

@@ -97,7 +97,8 @@ class ScheduleState {
   bool slides_in(int g) const;
   // Whether `at` is, or is inside, a parallel loop (root: false).
   bool inside_parallel_loop(const LoopRef &at) const;
-  // The region of f one realization computes when computed at `at` (root: its root region).
+  // The region of f one realization computes when computed at `at` (root: its root region):
+  // what its uses inside `at` need, and what its own updates write (FuncNode::with_own_writes).
   Region region_at(int f, const LoopRef &at) const;
   // Iterations of `at` over the whole run (root: 1), every tile counted whole: the typical
   // interior iteration's count. Halide runs fewer where it trims guarded tails, and more or

@@ -183,6 +183,13 @@ TEST(StateBounds, ConvolutionMatchesHalide) {
   check_bounds_match_halide([] { return testing::conv_relu_pipeline(); }, 23, 12);
 }
 
+// A scan computed per tile of its consumer still runs its whole reduction domain, so its
+// realization, and what it reads of its producers, cover the domain along the scanned
+// dimension, not only the rows the tile needs.
+TEST(StateBounds, ScansComputedPerTileMatchHalide) {
+  check_bounds_match_halide([] { return testing::two_pass_scan_pipeline(); }, 29, 24);
+}
+
 // Producers computed at a reduction loop that runs outside the consumer's tile: per point of
 // k, g's slice for the tile's 8 rows and h's for its 64 columns (hand-computed: c's update
 // is tiled 64 x 8 in 8 strips, so each is realized 8 x 64 times).
