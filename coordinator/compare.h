@@ -10,7 +10,7 @@
 //
 // Why a subcommand and not a script over `protuner tune` / `protuner measure`: one
 // process keeps one measurer (same CPUs, same reference outputs, one at a time) for every
-// method, reuses tune's search loop unchanged, and needs no JSON glue in shell. The result
+// method, reuses tune's tuning job unchanged, and needs no JSON glue in shell. The result
 // cache is off, so no method profits from another's measurements within its budget.
 // Not a CI test: with the defaults it runs for hours (5 methods x 15 minutes per app).
 #pragma once

@@ -1,4 +1,4 @@
-// `protuner tune`: the search loop per app, its outputs and the summary (tune.h).
+// `protuner tune`: the tuning job per app, its outputs and the summary (tune.h).
 #include "coordinator/tune.h"
 
 #include <unistd.h>
@@ -394,122 +394,33 @@ Clock::time_point search_deadline(Clock::time_point start, double budget_seconds
 
 // --- The search loop ---
 
-namespace {
-
-SearchContext context_for(const PreparedApp &app, CandidateMeasurer *measurer, uint64_t seed,
-                          const TuneSettings &settings,
-                          std::shared_ptr<const AnalyticCalibration> calibration) {
-  SearchContext ctx;
-  ctx.graph = app.graph;
-  ctx.space = app.space.get();
-  ctx.cost_model = [graph = app.graph, machine = app.machine, &choice = settings.cost_model,
-                    calibration] { return choice.make(graph, machine, calibration); };
-  ctx.measurer = measurer;
-  ctx.seed = seed;
-  ctx.threads = settings.search_threads;
-  return ctx;
-}
-
-std::optional<double> min_opt(std::optional<double> a, std::optional<double> b) {
-  if (!a) return b;
-  if (!b) return a;
-  return std::min(*a, *b);
-}
-
-// Adds a run's own trace (offset to the app's clock) to the app's trace, keeping the best
-// so far in both columns.
-void append_trace(SearchOutcome &out, const SearchResult &r, double run_offset) {
-  std::optional<double> measured, cost;
-  if (!out.trace.empty())
-    measured = out.trace.back().best_measured_ms, cost = out.trace.back().best_cost_ms;
-  for (const TracePoint &p : r.trace) {
-    cost = min_opt(cost, p.cost * 1000);
-    if (p.measured_seconds) measured = min_opt(measured, *p.measured_seconds * 1000);
-    out.trace.push_back({run_offset + p.seconds, measured, cost});
-  }
-}
-
-// Measures `state` (free when it was measured already: the measurer remembers) and keeps
-// it when it is the fastest so far; a trace point either way.
-void keep_if_faster(SearchOutcome &out, const ScheduleState &state, double predicted_seconds,
-                    BackendCandidateMeasurer &measurer, double now_offset) {
-  const std::optional<double> seconds = measurer.measure({&state})[0];
-  if (seconds && (!out.best_result || *seconds * 1000 < out.best_result->timing.min_ms)) {
-    out.best = state;
-    out.best_result = measurer.result_for(schedule_to_json(state));
-    out.best_cost_seconds = predicted_seconds;
-  }
-  TunePoint p{now_offset, std::nullopt, predicted_seconds * 1000};
-  if (!out.trace.empty()) p.best_cost_ms = min_opt(out.trace.back().best_cost_ms, p.best_cost_ms);
-  if (out.best_result) p.best_measured_ms = out.best_result->timing.min_ms;
-  out.trace.push_back(p);
-}
-
-}  // namespace
-
 SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm, uint64_t seed,
                            Clock::time_point start, Clock::time_point deadline,
                            BackendCandidateMeasurer &measurer, const TuneSettings &settings,
                            const std::function<void(const LoopProgress &)> &progress) {
-  SearchOutcome out;
-  std::shared_ptr<AnalyticCalibration> calibration;
+  TuningJob job;
+  job.label = app.spec.name;
+  job.graph = app.graph;
+  job.space = app.space;
+  job.machine = app.machine;
+  job.cost_model = [graph = app.graph, machine = app.machine, &choice = settings.cost_model](
+                       std::shared_ptr<const AnalyticCalibration> calibration) {
+    return choice.make(graph, machine, std::move(calibration));
+  };
+  job.algorithm = algorithm;
+  job.seed = seed;
+  job.threads = settings.search_threads;
+  job.start = start;
+  job.deadline = deadline;
+  job.measurer = &measurer;
+  job.baseline_compile_seconds = settings.measure.compile_timeout_seconds;
+  job.seeds = settings.seeds;
+  job.candidate_stop_above_best = settings.candidate_stop_above_best;
   if (settings.calibrate && !settings.cost_model.learned()) {
-    calibration = std::make_shared<AnalyticCalibration>(
+    job.calibration = std::make_shared<AnalyticCalibration>(
         app.graph, app.machine, AnalyticModelOptions{}, settings.calibration);
-    measurer.on_measured([calibration](const ScheduleState &state, double seconds) {
-      calibration->add(state, seconds);
-    });
   }
-  measurer.stop_sampling_above_best(settings.candidate_stop_above_best);
-  // The observer must not outlive this call: the measurer may measure more for its caller.
-  struct StopObserving {
-    BackendCandidateMeasurer &m;
-    ~StopObserving() { m.on_measured(nullptr); }
-  } stop_observing{measurer};
-  measure_seeds(context_for(app, nullptr, seed, settings, calibration), app.machine, measurer,
-                settings.measure.compile_timeout_seconds, settings.seeds, start, deadline,
-                app.spec.name, [&](const ScheduleState &state, double predicted_seconds) {
-                  keep_if_faster(out, state, predicted_seconds, measurer,
-                                 seconds_between(start, Clock::now()));
-                });
-  for (uint64_t s = seed; out.seeds.empty() || Clock::now() < deadline; ++s) {
-    std::unique_ptr<Search> search = make_search(algorithm);
-    // Cost-only algorithms get no measurer, so each runs as its name says; their best is
-    // measured here.
-    SearchContext ctx =
-        context_for(app, search->needs_measurer() ? &measurer : nullptr, s, settings, calibration);
-    // Each run starts from the fastest schedule measured so far, seed or earlier run.
-    if (out.best) ctx.start_points.push_back(*out.best);
-    const double run_offset = seconds_between(start, Clock::now());
-    const auto report = [&](std::optional<double> run_best_seconds) {
-      std::optional<double> best =
-          out.best_result ? std::optional(out.best_result->timing.min_ms) : std::nullopt;
-      if (run_best_seconds) best = min_opt(best, *run_best_seconds * 1000);
-      progress({seconds_between(start, Clock::now()), best, measurer.measurements(),
-                static_cast<int>(out.seeds.size())});
-    };
-    ctx.on_progress = [&](const SearchProgress &p) { report(p.best_measured_seconds); };
-    SearchBudget budget;
-    budget.deadline = deadline;
-    std::optional<SearchResult> result;
-    try {
-      result = search->run(ctx, budget);
-    } catch (const std::exception &e) {
-      out.errors.push_back(algorithm + " (seed " + std::to_string(s) + ") failed: " + e.what());
-      spdlog::error("{}: {}", app.spec.name, out.errors.back());
-      break;
-    }
-    out.seeds.push_back(s);
-    append_trace(out, *result, run_offset);
-    keep_if_faster(out, result->best, result->best_cost, measurer,
-                   seconds_between(start, Clock::now()));
-    report(std::nullopt);
-  }
-  if (calibration) {
-    out.calibration_samples = calibration->samples();
-    out.calibration_weights = calibration->weights();
-  }
-  return out;
+  return run_tuning_job(job, progress);
 }
 
 // --- Progress ---

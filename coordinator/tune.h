@@ -1,8 +1,9 @@
 // `protuner tune` and `protuner local`: tune apps on this machine. Per app: analyze the
 // pipeline for the host target, measure Halide's default and the generator's own schedule as the
-// yardsticks, then run a search algorithm (search_registry.h) again and again with new
-// seeds until the app's budget is spent, measuring every run's best schedule in an
-// isolated child (one IsolatedMeasurer for the whole run), and keep the fastest measured.
+// yardsticks, then run the app's tuning job (searcher/search/tuning_job.h: the seeds, then a
+// search algorithm again and again with new seeds until the app's budget is spent),
+// measuring in isolated children (one IsolatedMeasurer for the whole run), and keep the
+// fastest measured.
 // Each app gets <out>/<app>/schedule.h, schedule.json, result.json and trace.csv; the run
 // ends with a summary table. The pieces (prepare_app, search_until, ProgressLine) are also
 // what `protuner compare` (compare.h) uses, so both measure the same way.
@@ -26,6 +27,7 @@
 #include "searcher/cost/machine_model.h"
 #include "searcher/search/measured_candidates.h"
 #include "searcher/search/seed_measurement.h"
+#include "searcher/search/tuning_job.h"
 #include "searcher/space/search_space.h"
 
 namespace CLI {
@@ -54,17 +56,12 @@ struct TuneSettings {
   // full limit.
   double candidate_compile_share = kDefaultCandidateCompileShare;
   double candidate_compile_min_seconds = kDefaultCandidateCompileMinSeconds;
-  // A candidate stops sampling once its first measure.timing.samples samples are all
-  // slower than this multiple of the fastest schedule the search has measured
-  // (BackendCandidateMeasurer::stop_sampling_above_best). The fastest of a candidate's
-  // first 10 samples is usually within a few percent of the fastest of all 40, so one
-  // whose first 10 are all 20% slower than the best seldom wins; on a noisy host few
-  // candidates confirm their minimum early, and without the stop the slow ones would
-  // spend much of a short budget on samples that change nothing. A candidate also stops
-  // after 3 samples 5/3 of the line above (2x the best at 1.2;
-  // TimingSettings::early_stop_factor), and tune_app counts the own and default
-  // schedules' runtimes as measured. 0: every candidate takes them all.
-  double candidate_stop_above_best = 1.2;
+  // A candidate stops sampling once its first samples are all slower than this multiple of
+  // the fastest schedule measured (kDefaultCandidateStopAboveBest, tuning_job.h). It also
+  // stops after 3 samples 5/3 of the line (2x the best at 1.2;
+  // TimingSettings::early_stop_factor), and tune_app counts the own and default schedules'
+  // runtimes as measured. 0: every candidate takes them all.
+  double candidate_stop_above_best = kDefaultCandidateStopAboveBest;
   // How the seeds are measured before the search (seed_measurement.h): up to the deadline
   // of the search (the budget less the reserve), seeds compiling within
   // measure.compile_timeout_seconds.
@@ -147,40 +144,10 @@ PreparedApp prepare_app(const AppSpec &spec, int cores);
 
 using Clock = std::chrono::steady_clock;
 
-// A point of a tuning trace, over all search runs of one app.
-struct TunePoint {
-  double seconds = 0;                      // since the app's clock started
-  std::optional<double> best_measured_ms;  // the best measured so far
-  std::optional<double> best_cost_ms;      // the cost model's best prediction so far
-};
-
-// The live state of a search loop, for progress lines.
-struct LoopProgress {
-  double elapsed_seconds = 0;
-  std::optional<double> best_ms;
-  int64_t measurements = 0;
-  int runs = 0;
-};
-
-struct SearchOutcome {
-  std::optional<ScheduleState> best;  // the fastest measured complete schedule
-  std::optional<MeasureResult> best_result;
-  double best_cost_seconds = 0;  // the cost model's prediction for `best`
-  std::vector<uint64_t> seeds;   // one per search run
-  std::vector<TunePoint> trace;
-  std::vector<std::string> errors;  // runs that threw, with why
-  // The analytic model's calibration at the end (TuneSettings::calibrate): the measured
-  // schedules it was fitted to (0 when not calibrated) and the term weights it came to.
-  size_t calibration_samples = 0;
-  AnalyticTerms calibration_weights = unit_term_weights();
-};
-
-// Measures the seeds (measure_seeds, seed_measurement.h, with TuneSettings::seeds), then runs `algorithm` with seeds seed, seed+1, ... from `start`
-// until `deadline` (at least one run, even past it), measures each run's best complete
-// schedule through `measurer` when the search did not, and keeps the fastest measured, the
-// seed schedules included. With settings.calibrate and the analytic model, every schedule
-// measured successfully calibrates the model the later predictions use. Throws ConfigError
-// for an unknown algorithm; a run that throws is recorded in `errors` and ends the loop.
+// The tuning job (run_tuning_job, tuning_job.h) of one prepared app: `algorithm` from seed
+// `seed`, between `start` and `deadline`, measured through `measurer`, by `settings` (the
+// seeds, the cost model, its calibration unless settings.calibrate is off or the model is
+// learned, the stop line, the threads). Throws ConfigError for an unknown algorithm.
 SearchOutcome search_until(const PreparedApp &app, const std::string &algorithm, uint64_t seed,
                            Clock::time_point start, Clock::time_point deadline,
                            BackendCandidateMeasurer &measurer, const TuneSettings &settings,

@@ -28,8 +28,8 @@
 #include "searcher/plugin/halide_schedule_file.h"
 #include "searcher/plugin/plugin_settings.h"
 #include "searcher/search/measured_candidates.h"
-#include "searcher/search/seed_measurement.h"
 #include "searcher/search/search_registry.h"
+#include "searcher/search/tuning_job.h"
 #include "searcher/space/search_space.h"
 
 namespace protuner {
@@ -110,11 +110,10 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
   require_unscheduled(pipeline);
   auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(pipeline));
   const SearchSpaceOptions space_options = space_options_for(target, params);
-  const SearchSpace space(space_options);
+  const auto space = std::make_shared<const SearchSpace>(space_options);
   const MachineModel machine = machine_for(space_options, params);
-  const std::unique_ptr<Search> search = make_search(settings.algorithm);
   std::unique_ptr<PluginMeasurer> measurer;
-  if (search->needs_measurer()) {
+  if (make_search(settings.algorithm)->needs_measurer()) {
     if (!settings.app) {
       throw ConfigError("HL_PROTUNER_ALGORITHM=" + settings.algorithm +
                         " measures candidates: set HL_PROTUNER_APP_LIBRARY and "
@@ -123,46 +122,36 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
     measurer = std::make_unique<PluginMeasurer>(settings, target);
   }
 
-  // A measuring search calibrates the analytic model on its measurements, as `protuner
-  // tune` does (analytic_calibration.h).
-  std::shared_ptr<AnalyticCalibration> calibration;
-  if (measurer && !settings.cost_model.learned()) {
-    calibration = std::make_shared<AnalyticCalibration>(graph, machine);
-    measurer->candidates.on_measured([calibration](const ScheduleState &state, double seconds) {
-      calibration->add(state, seconds);
-    });
-  }
-  SearchContext ctx;
-  ctx.graph = graph;
-  ctx.space = &space;
-  ctx.cost_model = [graph, machine, &choice = settings.cost_model, calibration] {
-    return choice.make(graph, machine, calibration);
+  // The tuning job `protuner tune` runs (tuning_job.h): with a measurer, the seeds, the
+  // search, and the analytic model calibrated on the measurements; without one, the search
+  // by the cost model alone.
+  TuningJob job;
+  job.label = settings.app ? settings.app->generator : std::string("ProTuner");
+  job.graph = graph;
+  job.space = space;
+  job.machine = machine;
+  job.cost_model = [graph, machine, &choice = settings.cost_model](
+                       std::shared_ptr<const AnalyticCalibration> calibration) {
+    return choice.make(graph, machine, std::move(calibration));
   };
-  ctx.measurer = measurer ? &measurer->candidates : nullptr;
-  ctx.seed = settings.seed;
-  ctx.threads = space_options.cores;
-  SearchBudget budget;
-  budget.deadline = start + std::chrono::seconds(settings.budget_seconds);
-  budget.iterations = settings.iterations;
-  // A measuring search first measures the seeds, by the rules `protuner tune` uses
-  // (seed_measurement.h); with an iteration budget, repeatably.
-  std::optional<MeasuredSeed> best_seed;
-  if (measurer) {
-    SeedMeasurementSettings seed_settings;
-    seed_settings.repeatable = settings.iterations.has_value();
-    best_seed = measure_seeds(ctx, machine, measurer->candidates,
-                              search_measure_settings().compile_timeout_seconds, seed_settings,
-                              start, *budget.deadline, settings.app->generator);
+  job.algorithm = settings.algorithm;
+  job.seed = settings.seed;
+  job.threads = space_options.cores;
+  job.start = start;
+  job.deadline = start + std::chrono::seconds(settings.budget_seconds);
+  job.iterations = settings.iterations;
+  job.measurer = measurer ? &measurer->candidates : nullptr;
+  job.baseline_compile_seconds = search_measure_settings().compile_timeout_seconds;
+  if (measurer && !settings.cost_model.learned()) {
+    job.calibration = std::make_shared<AnalyticCalibration>(graph, machine);
   }
-  if (best_seed) ctx.start_points.push_back(best_seed->state);
-  const SearchResult found = search->run(ctx, budget);
-  // The search's best unless a seed measured faster than it (measured here when the
-  // search did not; a repeat is free).
-  std::optional<double> search_seconds = found.best_measured_seconds;
-  if (measurer && !search_seconds) search_seconds = measurer->candidates.measure({&found.best})[0];
-  const bool seed_wins =
-      best_seed && (!search_seconds || best_seed->measured_seconds < *search_seconds);
-  const ScheduleState &best = seed_wins ? best_seed->state : found.best;
+  const SearchOutcome outcome = run_tuning_job(job);
+  if (!outcome.best && !outcome.last_run_best) {
+    std::string why = "no schedule found";
+    for (const std::string &e : outcome.errors) why += "; " + e;
+    throw ConfigError(why);
+  }
+  const ScheduleState &best = outcome.best ? *outcome.best : *outcome.last_run_best;
   // A measuring search whose measurements mostly failed has not tuned anything.
   std::optional<std::string> unmeasured;
   if (measurer) unmeasured = measurement_failure(measurer->candidates.tally());
@@ -188,20 +177,25 @@ void autoschedule(const Halide::Pipeline &pipeline_in, const Halide::Target &tar
   }
 
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-  std::cerr << "ProTuner: " << graph->funcs.size() << " Funcs, " << search->name() << ": "
-            << found.rollouts << " complete schedules, " << found.evaluations
-            << " cost-model evaluations, " << found.measurements << " measurements in "
-            << took.count() << " s; best predicted " << found.best_cost * 1e3 << " ms";
-  if (search_seconds) std::cerr << ", measured " << *search_seconds * 1e3 << " ms";
+  std::cerr << "ProTuner: " << graph->funcs.size() << " Funcs, " << settings.algorithm << ": "
+            << outcome.rollouts << " complete schedules, " << outcome.evaluations
+            << " cost-model evaluations, "
+            << (measurer ? measurer->candidates.measurements() : 0) << " measurements in "
+            << took.count() << " s, " << outcome.seeds.size() << " search runs; best predicted "
+            << outcome.best_cost_seconds * 1e3 << " ms";
+  if (outcome.best_result) std::cerr << ", measured " << outcome.best_result->timing.min_ms << " ms";
   if (measurer) {
     const CandidateTally t = measurer->candidates.tally();
     std::cerr << "; " << t.ok << " of " << t.ok + t.failed << " schedules measured ok";
   }
-  if (calibration)
-    std::cerr << "; model calibrated on " << calibration->samples() << " measurements";
-  if (best_seed) {
-    std::cerr << "; best seed measured " << best_seed->measured_seconds * 1e3 << " ms"
-              << (seed_wins ? " (kept)" : "");
+  if (job.calibration) {
+    std::cerr << "; model calibrated on " << outcome.calibration_samples << " measurements";
+  }
+  if (outcome.best_seed) {
+    const bool kept = outcome.best_result && outcome.best_seed->measured_seconds * 1e3 <=
+                                                 outcome.best_result->timing.min_ms;
+    std::cerr << "; best seed measured " << outcome.best_seed->measured_seconds * 1e3 << " ms"
+              << (kept ? " (kept)" : "");
   }
   std::cerr << "\n";
 }

@@ -1,0 +1,153 @@
+// One tuning job, one implementation (see tuning_job.h).
+#include "searcher/search/tuning_job.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "common/schedule/schedule_json.h"
+#include "searcher/search/search_registry.h"
+
+namespace protuner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+std::optional<double> min_opt(std::optional<double> a, std::optional<double> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
+}
+
+SearchContext context_for(const TuningJob &job, CandidateMeasurer *measurer, uint64_t seed) {
+  SearchContext ctx;
+  ctx.graph = job.graph;
+  ctx.space = job.space.get();
+  ctx.cost_model = [factory = job.cost_model, calibration = job.calibration] {
+    return factory(calibration);
+  };
+  ctx.measurer = measurer;
+  ctx.seed = seed;
+  ctx.threads = job.threads;
+  return ctx;
+}
+
+// Adds a run's own trace (offset to the job's clock) to the job's trace, keeping the best
+// so far in both columns.
+void append_trace(SearchOutcome &out, const SearchResult &r, double run_offset) {
+  std::optional<double> measured, cost;
+  if (!out.trace.empty())
+    measured = out.trace.back().best_measured_ms, cost = out.trace.back().best_cost_ms;
+  for (const TracePoint &p : r.trace) {
+    cost = min_opt(cost, p.cost * 1000);
+    if (p.measured_seconds) measured = min_opt(measured, *p.measured_seconds * 1000);
+    out.trace.push_back({run_offset + p.seconds, measured, cost});
+  }
+}
+
+// Measures `state` (free when it was measured already: the measurer remembers) and keeps
+// it when it is the fastest so far; a trace point either way.
+void keep_if_faster(SearchOutcome &out, const ScheduleState &state, double predicted_seconds,
+                    BackendCandidateMeasurer &measurer, double now_offset) {
+  const std::optional<double> seconds = measurer.measure({&state})[0];
+  if (seconds && (!out.best_result || *seconds * 1000 < out.best_result->timing.min_ms)) {
+    out.best = state;
+    out.best_result = measurer.result_for(schedule_to_json(state));
+    out.best_cost_seconds = predicted_seconds;
+  }
+  TunePoint p{now_offset, std::nullopt, predicted_seconds * 1000};
+  if (!out.trace.empty()) p.best_cost_ms = min_opt(out.trace.back().best_cost_ms, p.best_cost_ms);
+  if (out.best_result) p.best_measured_ms = out.best_result->timing.min_ms;
+  out.trace.push_back(p);
+}
+
+}  // namespace
+
+SearchOutcome run_tuning_job(const TuningJob &job,
+                             const std::function<void(const LoopProgress &)> &progress) {
+  SearchOutcome out;
+  BackendCandidateMeasurer *measurer = job.measurer;
+  // The observer must not outlive this call: the measurer may measure more for its caller.
+  struct StopObserving {
+    BackendCandidateMeasurer *m;
+    ~StopObserving() {
+      if (m) m->on_measured(nullptr);
+    }
+  } stop_observing{measurer};
+  if (measurer) {
+    if (job.calibration) {
+      measurer->on_measured([calibration = job.calibration](const ScheduleState &state,
+                                                            double seconds) {
+        calibration->add(state, seconds);
+      });
+    }
+    measurer->stop_sampling_above_best(job.candidate_stop_above_best);
+    SeedMeasurementSettings seeds = job.seeds;
+    seeds.repeatable = seeds.repeatable || job.iterations.has_value();
+    out.best_seed = measure_seeds(
+        context_for(job, nullptr, job.seed), job.machine, *measurer,
+        job.baseline_compile_seconds, seeds, job.start, job.deadline, job.label,
+        [&](const ScheduleState &state, double predicted_seconds) {
+          keep_if_faster(out, state, predicted_seconds, *measurer,
+                         seconds_between(job.start, Clock::now()));
+        });
+  }
+  // Runs repeat while a measurement can pick between their bests.
+  const bool one_run = !measurer || job.iterations.has_value();
+  for (uint64_t s = job.seed; out.seeds.empty() || (!one_run && Clock::now() < job.deadline);
+       ++s) {
+    std::unique_ptr<Search> search = make_search(job.algorithm);
+    // Cost-only algorithms get no measurer, so each runs as its name says; their best is
+    // measured here.
+    SearchContext ctx = context_for(job, search->needs_measurer() ? measurer : nullptr, s);
+    // Each run starts from the fastest schedule measured so far, seed or earlier run.
+    if (out.best && out.best_result) ctx.start_points.push_back(*out.best);
+    const double run_offset = seconds_between(job.start, Clock::now());
+    const auto report = [&](std::optional<double> run_best_seconds) {
+      if (!progress) return;
+      std::optional<double> best =
+          out.best_result ? std::optional(out.best_result->timing.min_ms) : std::nullopt;
+      if (run_best_seconds) best = min_opt(best, *run_best_seconds * 1000);
+      progress({seconds_between(job.start, Clock::now()), best,
+                measurer ? measurer->measurements() : 0, static_cast<int>(out.seeds.size())});
+    };
+    ctx.on_progress = [&](const SearchProgress &p) { report(p.best_measured_seconds); };
+    SearchBudget budget;
+    budget.deadline = job.deadline;
+    budget.iterations = job.iterations;
+    std::optional<SearchResult> result;
+    try {
+      result = search->run(ctx, budget);
+    } catch (const std::exception &e) {
+      out.errors.push_back(job.algorithm + " (seed " + std::to_string(s) + ") failed: " +
+                           e.what());
+      spdlog::error("{}: {}", job.label, out.errors.back());
+      break;
+    }
+    out.seeds.push_back(s);
+    out.last_run_best = result->best;
+    out.rollouts += result->rollouts;
+    out.evaluations += result->evaluations;
+    append_trace(out, *result, run_offset);
+    if (measurer) {
+      keep_if_faster(out, result->best, result->best_cost, *measurer,
+                     seconds_between(job.start, Clock::now()));
+    } else {
+      out.best = result->best;
+      out.best_cost_seconds = result->best_cost;
+    }
+    report(std::nullopt);
+  }
+  if (job.calibration) {
+    out.calibration_samples = job.calibration->samples();
+    out.calibration_weights = job.calibration->weights();
+  }
+  return out;
+}
+
+}  // namespace protuner
