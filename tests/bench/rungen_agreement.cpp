@@ -244,13 +244,15 @@ int main(int argc, char **argv) {
                      deviation_text(pooling, truth)});
     }
   }
-  std::cout << "\nRunGen = Halide's RunGenMain on the schedule compiled ahead of time (static "
-               "library), best of its benchmark (min time "
-            << args.rungen_seconds << " s), glibc's malloc as it comes; measurer = the "
-            << "IsolatedMeasurer's minimum (JIT, platform allocator policy, the default); "
-            << "pooling = the same under the pooling policy. CPUs " << cpu_list(measurer.cpus())
-            << ", HL_NUM_THREADS " << measurer.cpus().size() << ". Agreement target: within "
-            << 100 * kAgreementTolerance << "%.\n\n";
+  std::cout
+      << "\nRunGen = Halide's RunGenMain on the schedule compiled ahead of time (static "
+         "library), best of its benchmark (min time "
+      << args.rungen_seconds << " s), glibc's malloc as it comes; measurer = the "
+      << "IsolatedMeasurer's minimum (compiled ahead of time, run in a fresh process, platform "
+      << "allocator policy, the default); "
+      << "pooling = the same under the pooling policy. CPUs " << cpu_list(measurer.cpus())
+      << ", HL_NUM_THREADS " << measurer.cpus().size() << ". Agreement target: within "
+      << 100 * kAgreementTolerance << "%.\n\n";
   table.print(std::cout);
   if (args.keep.empty()) fs::remove_all(work);
   return all_agree ? 0 : 1;
