@@ -33,10 +33,6 @@
 namespace protuner {
 namespace {
 
-double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
 std::string algorithm_of(const TuneArgs &args) {
   return args.algorithm.empty() ? kDefaultSearch : args.algorithm;
 }

@@ -20,6 +20,13 @@ namespace protuner {
 
 class SearchSpace;
 
+// Seconds from `a` to `b` on the steady clock (negative when `b` comes first): how budgets
+// and deadlines are reckoned.
+inline double seconds_between(std::chrono::steady_clock::time_point a,
+                              std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
 // Makes a fresh cost model for the search's pipeline. Cost models are not thread-safe (they
 // memoize features), so a search that runs threads calls this once per thread.
 using CostModelFactory = std::function<std::unique_ptr<CostModel>()>;

@@ -6,17 +6,12 @@
 #include <algorithm>
 #include <vector>
 
-#include "common/schedule/schedule_json.h"
 #include "searcher/cost/analytic_model.h"
 
 namespace protuner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 // The fastest seed measured so far, kept as each one is measured.
 class FastestSeed {

@@ -14,10 +14,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
 std::optional<double> min_opt(std::optional<double> a, std::optional<double> b) {
   if (!a) return b;
   if (!b) return a;
