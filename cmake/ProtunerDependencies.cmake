@@ -26,3 +26,7 @@ target_include_directories(protuner_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS}
 add_library(protuner::torch ALIAS protuner_torch)
 
 find_program(REDIS_SERVER_EXECUTABLE redis-server REQUIRED)
+
+# libsodium (SHA-256 of generator libraries); libzmq is built with it for CURVE.
+pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
+add_library(protuner::sodium ALIAS PkgConfig::SODIUM)

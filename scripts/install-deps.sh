@@ -11,7 +11,7 @@ packages=(
   # libtorch (CPU) for the learned cost models
   libtorch-dev
   # transport, state, metrics
-  libzmq3-dev cppzmq-dev libhiredis-dev redis-server prometheus-cpp-dev prometheus
+  libzmq3-dev cppzmq-dev libsodium-dev libhiredis-dev redis-server prometheus-cpp-dev prometheus
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # JSON, YAML, command line, logging

@@ -1,0 +1,44 @@
+// A job: one independent search of one app of a submitted suite, (suite, app, seed), as
+// the coordinator queues it and a searcher reads it. It carries everything a searcher needs
+// to start without reading anything else: the library by hash (library_store.h), the
+// generator and its params, and the app's budget.
+//
+// JSON, one object, every field required, no others allowed:
+//   {"schema": 1, "suite": "<suite id>", "app": "<name>", "seed": 0,
+//    "library_sha256": "<64 hex>", "generator": "<name>", "params": {"k": "v"},
+//    "budget_ms": 900000}
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "common/errors.h"
+
+namespace protuner::farm {
+
+struct Job {
+  std::string suite;
+  std::string app;
+  int seed = 0;
+  std::string library_sha256;
+  std::string generator;
+  std::map<std::string, std::string> params;
+  int64_t budget_ms = 0;  // the app's wall-clock budget: search, compile and measurement
+
+  bool operator==(const Job &other) const;
+};
+
+// A job record that cannot be read: not JSON, a field missing, of the wrong type, out of
+// range, or unknown. The message names `where` and the field.
+class JobFormatError : public Error {
+ public:
+  using Error::Error;
+};
+
+std::string job_to_json(const Job &job);
+// Throws JobFormatError naming `where` (e.g. "protuner:v1:jobs entry 1-0") and what is
+// wrong, or SchemaError (redis_schema.h) for a record of another schema version.
+Job job_from_json(const std::string &text, const std::string &where);
+
+}  // namespace protuner::farm
