@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.h"
+#include "common/farm/record_json.h"
 #include "common/farm/redis_schema.h"
 #include "common/redis_client.h"
 
@@ -179,16 +180,16 @@ std::optional<Delivery> JobQueue::accept(const std::string &entry_id,
   const std::string *schema = find_field(fields, "schema");
   const std::string *job = find_field(fields, "job");
   try {
-    if (!schema) throw JobFormatError(where + ": no \"schema\" field");
+    if (!schema) throw RecordFormatError(where + ": no \"schema\" field");
     check_record_schema(*schema, where);
-    if (!job) throw JobFormatError(where + ": no \"job\" field");
+    if (!job) throw RecordFormatError(where + ": no \"job\" field");
     Delivery delivery;
     delivery.entry_id = entry_id;
     delivery.job = job_from_json(*job, where);
     delivery.deliveries = deliveries;
     return delivery;
   } catch (const Error &e) {
-    // JobFormatError or SchemaError: no searcher can run it, so no retry helps.
+    // RecordFormatError or SchemaError: no searcher can run it, so no retry helps.
     spdlog::warn("job queue: dead-lettering unreadable job: {}", e.what());
     dead_letter(entry_id, job ? *job : "", deliveries, consumer, e.what());
     return std::nullopt;

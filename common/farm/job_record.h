@@ -13,7 +13,6 @@
 #include <map>
 #include <string>
 
-#include "common/errors.h"
 
 namespace protuner::farm {
 
@@ -29,15 +28,8 @@ struct Job {
   bool operator==(const Job &other) const;
 };
 
-// A job record that cannot be read: not JSON, a field missing, of the wrong type, out of
-// range, or unknown. The message names `where` and the field.
-class JobFormatError : public Error {
- public:
-  using Error::Error;
-};
-
 std::string job_to_json(const Job &job);
-// Throws JobFormatError naming `where` (e.g. "protuner:v1:jobs entry 1-0") and what is
+// Throws RecordFormatError (record_json.h) naming `where` (e.g. "protuner:v1:jobs entry 1-0") and what is
 // wrong, or SchemaError (redis_schema.h) for a record of another schema version.
 Job job_from_json(const std::string &text, const std::string &where);
 

@@ -11,6 +11,8 @@ std::string key(const std::string &rest) {
 }
 
 std::string library_key(const std::string &sha256_hex) { return key("library:" + sha256_hex); }
+std::string suite_key(const std::string &suite_id) { return key("suite:" + suite_id); }
+std::string suites_index() { return key("suites"); }
 std::string jobs_stream() { return key("jobs"); }
 std::string jobs_dead_letter_stream() { return key("jobs:dead"); }
 

@@ -11,11 +11,14 @@
 //   key                                   type    writer              readers
 //   protuner:layout                       string  first user (SETNX)  every process, at start
 //   protuner:v1:library:<sha256>          string  submit              searchers, measurers
+//   protuner:v1:suite:<id>                string  submit (once)       coordinator, status, report
+//   protuner:v1:suites                    zset    submit              coordinator, status
 //   protuner:v1:jobs                      stream  coordinator         searchers (group "searchers")
 //   protuner:v1:jobs:reasons:<entry>      list    job queue           job queue (dead-lettering)
 //   protuner:v1:jobs:dead                 stream  job queue           status, operators
 //
-// Stream entries hold two fields: "schema" (this version, decimal) and "job" (the job as
+// A suite record is JSON (suite_record.h), written once; the suites index scores each suite
+// id by its submission time (unix ms). Stream entries hold two fields: "schema" (this version, decimal) and "job" (the job as
 // JSON, job_record.h). The reasons list holds one line per delivery of that entry that
 // ended without an ack (job_queue.h). A dead-letter entry holds "schema", "entry" (the
 // original entry id), "job" (its raw text, possibly malformed), "deliveries", "consumer"
@@ -49,6 +52,8 @@ class SchemaError : public Error {
 std::string key(const std::string &rest);
 
 std::string library_key(const std::string &sha256_hex);
+std::string suite_key(const std::string &suite_id);
+std::string suites_index();
 std::string jobs_stream();
 std::string jobs_dead_letter_stream();
 inline constexpr const char *kSearcherGroup = "searchers";

@@ -47,15 +47,15 @@ TEST(JobRecord, RefusesMalformedRecordsNamingTheField) {
   };
   EXPECT_NE(refusal(with("\"seed\":2", "\"seed\":\"2\"")).find("\"seed\" is string, not number"),
             std::string::npos);
-  EXPECT_NE(refusal(with("\"seed\":2", "\"seed\":-1")).find("seed -1 is out of range"),
+  EXPECT_NE(refusal(with("\"seed\":2", "\"seed\":-1")).find("field \"seed\" is -1, outside [0, "),
             std::string::npos);
-  EXPECT_NE(refusal(with("\"budget_ms\":900000", "\"budget_ms\":0")).find("budget_ms 0"),
+  EXPECT_NE(refusal(with("\"budget_ms\":900000", "\"budget_ms\":0")).find("field \"budget_ms\" is 0, outside [1, "),
             std::string::npos);
   EXPECT_NE(refusal(with("\"app\":\"harris\"", "\"app\":\"\"")).find("\"app\" is empty"),
             std::string::npos);
   EXPECT_NE(refusal(with("\"app\":\"harris\",", "")).find("job has no \"app\""),
             std::string::npos);
-  EXPECT_NE(refusal(with("\"tile\":\"32\"", "\"tile\":32")).find("param \"tile\" is number"),
+  EXPECT_NE(refusal(with("\"tile\":\"32\"", "\"tile\":32")).find("field \"params\" entry \"tile\" is number"),
             std::string::npos);
   EXPECT_NE(refusal(with("\"seed\":2", "\"seed\":2,\"extra\":1")).find("unknown field \"extra\""),
             std::string::npos);
