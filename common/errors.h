@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace protuner {
 
@@ -42,6 +43,22 @@ class TimeoutError : public IoError {
 class ReplyError : public Error {
  public:
   using Error::Error;
+  ReplyError(const std::string &what, std::string code) : Error(what), code_(std::move(code)) {}
+
+  // The server's error code when it gives one (Redis: the reply's first word, such as
+  // WRONGTYPE, NOSCRIPT or BUSYGROUP), so callers branch on it without parsing the message;
+  // empty otherwise.
+  const std::string &code() const { return code_; }
+
+ private:
+  std::string code_;
+};
+
+// The server refused the credentials, or wants some (Redis: WRONGPASS, NOAUTH). Retrying
+// cannot help; the configuration must change.
+class AuthError : public ReplyError {
+ public:
+  AuthError(const std::string &what, std::string code) : ReplyError(what, std::move(code)) {}
 };
 
 }  // namespace protuner
