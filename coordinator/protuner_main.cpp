@@ -9,11 +9,15 @@
 
 #include "common/errors.h"
 #include "common/host_facts.h"
+#include "common/farm/suite_record.h"
 #include "common/log.h"
+#include "common/redis_client.h"
+#include "common/redis_options.h"
 #include "common/suite.h"
 #include "coordinator/compare.h"
 #include "coordinator/dataset_build.h"
 #include "coordinator/measure_report.h"
+#include "coordinator/submit.h"
 #include "coordinator/train_command.h"
 #include "coordinator/text_table.h"
 #include "coordinator/tune.h"
@@ -35,6 +39,30 @@ int check_suite(const std::string &path) {
   std::cout << "suite '" << suite.name << "' (" << path << "): " << suite.apps.size()
             << " apps, all libraries and generators load\n\n";
   table.print(std::cout);
+  return 0;
+}
+
+// Exit code: 0 when the suite is stored, 2 when it is refused (nothing is stored) or Redis
+// cannot be used.
+int run_submit(const std::string &path, const std::string &redis_url, bool json) {
+  Suite suite = parse_suite_file(path);
+  RedisClient redis(parse_redis_url(redis_url));
+  const farm::SuiteRecord record = submit_suite(redis, suite);
+  if (json) {
+    std::cout << farm::suite_to_json(record) << "\n";
+    return 0;
+  }
+  TextTable table({"app", "generator", "budget min", "seeds", "library sha256"});
+  int jobs = 0;
+  for (const auto &a : record.apps) {
+    table.add_row({a.name, a.generator, format_fixed(a.budget_ms / 60000.0, 1),
+                   std::to_string(a.seeds), a.library_sha256.substr(0, 12)});
+    jobs += a.seeds;
+  }
+  table.print(std::cout);
+  std::cout << "\nsubmitted suite '" << record.name << "' to " << redis.endpoint() << ": "
+            << record.apps.size() << " apps, " << jobs << " seeds in all\nsuite id: " << record.id
+            << "\n";
   return 0;
 }
 
@@ -165,6 +193,17 @@ int main(int argc, char **argv) {
   CompareArgs compare_args;
   add_compare_options(compare, compare_args);
 
+  auto *submit = cli.add_subcommand(
+      "submit", "check a suite and store it, its libraries and its apps in the farm's Redis");
+  std::string submit_path, submit_redis = "redis://127.0.0.1:6379";
+  bool submit_json = false;
+  submit->add_option("file", submit_path, "suite YAML file")->required();
+  submit->add_option("--redis", submit_redis,
+                     "redis://[user[:password]@]host[:port][/db]; the password may also come "
+                     "from $PROTUNER_REDIS_PASSWORD")
+      ->capture_default_str();
+  submit->add_flag("--json", submit_json, "print the stored suite record as JSON");
+
   auto *host = cli.add_subcommand("host", "print the facts measurements record about this host");
 
   auto *measure = cli.add_subcommand(
@@ -229,6 +268,7 @@ int main(int argc, char **argv) {
     if (local->parsed()) return run_tune(local_args);
     if (tune->parsed()) return run_tune(tune_args);
     if (compare->parsed()) return run_compare(compare_args);
+    if (submit->parsed()) return run_submit(submit_path, submit_redis, submit_json);
     if (host->parsed()) return print_host();
     if (measure->parsed()) return run_measure(margs);
     if (learned.parsed()) return learned.run();

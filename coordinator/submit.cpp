@@ -59,11 +59,16 @@ farm::SuiteRecord submit_suite(RedisClient &redis, const Suite &suite) {
     record.apps.push_back(std::move(a));
   }
 
-  redis.command({"MULTI"});
-  redis.command({"SET", farm::suite_key(record.id), farm::suite_to_json(record), "NX"});
-  redis.command({"ZADD", farm::suites_index(), std::to_string(record.submitted_ms), record.id});
-  const RedisReply done = redis.command({"EXEC"});
-  if (done.elements.empty() || done.elements[0].is_nil()) {
+  // The record and its index entry together, and neither when the id is taken.
+  RedisScript write("submit suite", R"lua(
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+return 1
+)lua");
+  const RedisReply written =
+      redis.eval(write, {farm::suite_key(record.id), farm::suites_index()},
+                 {farm::suite_to_json(record), std::to_string(record.submitted_ms), record.id});
+  if (written.integer != 1) {
     throw IoError("redis " + redis.endpoint() + ": suite id " + record.id +
                   " is taken; submit again");
   }

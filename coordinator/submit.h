@@ -2,7 +2,7 @@
 // anything is written (every library loads, every generator instantiates with its params),
 // so a suite with one bad app queues nothing. Then each library is stored by its hash
 // (common/farm/library_store.h), and the suite record (common/farm/suite_record.h) and its
-// index entry are written in one MULTI/EXEC, so a reader sees the whole suite or none of it.
+// index entry are written by one Lua script, so a reader sees the whole suite or none of it.
 // The coordinator takes it from there.
 #pragma once
 

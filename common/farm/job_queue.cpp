@@ -59,6 +59,9 @@ redis.call('DEL', KEYS[3])
 return 1
 )lua";
 
+// Beyond XREADGROUP's own BLOCK, how long its reply may take to arrive.
+constexpr std::chrono::milliseconds kBlockReplyMargin{5000};
+
 std::string reasons_key(const std::string &entry_id) { return jobs_stream() + ":reasons:" + entry_id; }
 
 // A stream entry's field list [f1, v1, f2, v2, ...] as strings; nil (a deleted entry) is empty.
@@ -82,7 +85,12 @@ std::string seconds_text(int64_t ms) {
 }  // namespace
 
 JobQueue::JobQueue(RedisClient &redis, JobQueueSettings settings)
-    : redis_(redis), settings_(settings) {
+    : redis_(redis),
+      settings_(settings),
+      heartbeat_("job queue heartbeat", std::string(kHolds) + kHeartbeat),
+      ack_("job queue ack", std::string(kHolds) + kAck),
+      give_up_("job queue give-up", std::string(kHolds) + kGiveUp),
+      dead_letter_("job queue dead-letter", kDeadLetter) {
   if (settings_.reclaim_after.count() <= 0) {
     throw ConfigError("job queue: reclaim_after must be positive");
   }
@@ -91,7 +99,7 @@ JobQueue::JobQueue(RedisClient &redis, JobQueueSettings settings)
     redis_.command({"XGROUP", "CREATE", jobs_stream(), kSearcherGroup, "0", "MKSTREAM"});
   } catch (const ReplyError &e) {
     // BUSYGROUP: another process created it first, which is the common case.
-    if (std::string(e.what()).find("BUSYGROUP") == std::string::npos) throw;
+    if (e.code() != "BUSYGROUP") throw;
   }
 }
 
@@ -115,7 +123,7 @@ std::optional<Delivery> JobQueue::take(const std::string &consumer,
       read.push_back(std::to_string(block.count()));
     }
     read.insert(read.end(), {"STREAMS", jobs_stream(), ">"});
-    RedisReply reply = redis_.command(read);
+    RedisReply reply = redis_.command(read, block + kBlockReplyMargin);
     if (reply.is_nil() || reply.elements.empty() || reply.elements[0].elements.size() < 2 ||
         reply.elements[0].elements[1].elements.empty()) {
       return std::nullopt;
@@ -200,33 +208,29 @@ void JobQueue::dead_letter(const std::string &entry_id, const std::string &job_t
                            int64_t deliveries, const std::string &consumer,
                            const std::string &reason) {
   spdlog::warn("job queue: job {} moved to {}: {}", entry_id, jobs_dead_letter_stream(), reason);
-  redis_.command({"EVAL", kDeadLetter, "3", jobs_stream(), jobs_dead_letter_stream(),
-                  reasons_key(entry_id), kSearcherGroup, entry_id, consumer,
-                  std::to_string(kLayoutVersion), job_text, std::to_string(deliveries), reason});
+  redis_.eval(dead_letter_, {jobs_stream(), jobs_dead_letter_stream(), reasons_key(entry_id)},
+              {kSearcherGroup, entry_id, consumer, std::to_string(kLayoutVersion), job_text,
+               std::to_string(deliveries), reason});
 }
 
 bool JobQueue::heartbeat(const Delivery &delivery, const std::string &consumer) {
-  return redis_
-             .command({"EVAL", std::string(kHolds) + kHeartbeat, "1", jobs_stream(),
-                       kSearcherGroup, delivery.entry_id, consumer})
+  return redis_.eval(heartbeat_, {jobs_stream()}, {kSearcherGroup, delivery.entry_id, consumer})
              .integer == 1;
 }
 
 bool JobQueue::ack(const Delivery &delivery, const std::string &consumer) {
   return redis_
-             .command({"EVAL", std::string(kHolds) + kAck, "2", jobs_stream(),
-                       reasons_key(delivery.entry_id), kSearcherGroup, delivery.entry_id,
-                       consumer})
+             .eval(ack_, {jobs_stream(), reasons_key(delivery.entry_id)},
+                   {kSearcherGroup, delivery.entry_id, consumer})
              .integer == 1;
 }
 
 bool JobQueue::give_up(const Delivery &delivery, const std::string &consumer,
                        const std::string &reason) {
   return redis_
-             .command({"EVAL", std::string(kHolds) + kGiveUp, "2", jobs_stream(),
-                       reasons_key(delivery.entry_id), kSearcherGroup, delivery.entry_id,
-                       consumer, consumer + ": " + reason,
-                       std::to_string(settings_.reclaim_after.count() + 1)})
+             .eval(give_up_, {jobs_stream(), reasons_key(delivery.entry_id)},
+                   {kSearcherGroup, delivery.entry_id, consumer, consumer + ": " + reason,
+                    std::to_string(settings_.reclaim_after.count() + 1)})
              .integer == 1;
 }
 

@@ -23,12 +23,9 @@
 #include <vector>
 
 #include "common/farm/job_record.h"
+#include "common/redis_client.h"
 
-namespace protuner {
-
-class RedisClient;
-
-namespace farm {
+namespace protuner::farm {
 
 // The queue's tunables, with their defaults.
 struct JobQueueSettings {
@@ -75,8 +72,7 @@ class JobQueue {
 
   // One job for `consumer` (a searcher's unique name): a reclaimed one if any, else a new
   // one, waiting up to `block` (zero: do not wait). Entries that cannot be read and jobs
-  // past max_deliveries are dead-lettered on the way, with a warning logged. `block` must
-  // be shorter than the client's command timeout.
+  // past max_deliveries are dead-lettered on the way, with a warning logged.
   std::optional<Delivery> take(const std::string &consumer, std::chrono::milliseconds block);
 
   // Tells the queue `consumer` still runs the job. False when it no longer holds it (it
@@ -106,7 +102,8 @@ class JobQueue {
 
   RedisClient &redis_;
   JobQueueSettings settings_;
+  // Each caches its SHA1 after the first use, so one queue (one thread) owns its copies.
+  RedisScript heartbeat_, ack_, give_up_, dead_letter_;
 };
 
-}  // namespace farm
-}  // namespace protuner
+}  // namespace protuner::farm
