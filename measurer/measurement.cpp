@@ -13,7 +13,7 @@ const std::vector<MeasureStatus> &all_statuses() {
   static const std::vector<MeasureStatus> statuses{
       MeasureStatus::kOk,          MeasureStatus::kCompileError, MeasureStatus::kRuntimeCrash,
       MeasureStatus::kTimeout,     MeasureStatus::kOutOfMemory,  MeasureStatus::kWrongOutput,
-      MeasureStatus::kBadRequest,  MeasureStatus::kMeasurerError,
+      MeasureStatus::kBadRequest,  MeasureStatus::kMeasurerError, MeasureStatus::kCancelled,
   };
   return statuses;
 }
@@ -49,6 +49,7 @@ const char *status_name(MeasureStatus status) {
     case MeasureStatus::kWrongOutput: return "wrong_output";
     case MeasureStatus::kBadRequest: return "bad_request";
     case MeasureStatus::kMeasurerError: return "measurer_error";
+    case MeasureStatus::kCancelled: return "cancelled";
   }
   return "unknown";
 }

@@ -4,6 +4,7 @@
 // daemon all speak it, and measure_json.h is its one serialized form.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -100,10 +101,16 @@ enum class MeasureStatus : uint8_t {
   // executable, a library the loader cannot find). Says nothing of the candidate: never
   // cached, and worth asking another measurer.
   kMeasurerError,
+  // Not measured: the caller cancelled the request, or its deadline passed, before a
+  // measurer started on it (MeasurerClient::set_deadline). Says nothing of the candidate:
+  // never cached, never counted as a failure.
+  kCancelled,
 };
+inline constexpr size_t kMeasureStatusCount = static_cast<size_t>(MeasureStatus::kCancelled) + 1;
 
 // "ok", "compile_error", "runtime_crash", "timeout", "out_of_memory", "wrong_output",
-// "bad_request", "measurer_error": the names used on the wire, in JSON and in reports.
+// "bad_request", "measurer_error", "cancelled": the names used on the wire, in JSON and in
+// reports.
 const char *status_name(MeasureStatus status);
 // Every status, in declaration order.
 const std::vector<MeasureStatus> &all_statuses();

@@ -10,6 +10,7 @@
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <condition_variable>
 #include <deque>
@@ -169,6 +170,11 @@ struct Metrics {
                        .Help("Malformed or unexpected messages answered with an error")
                        .Register(registry)
                        .Add({});
+    abandoned = &prometheus::BuildCounter()
+                     .Name("protuner_measurer_abandoned_total")
+                     .Help("Queued requests dropped because their client went silent")
+                     .Register(registry)
+                     .Add({});
     queue_length = &prometheus::BuildGauge()
                         .Name("protuner_measurer_queue_length")
                         .Help("Requests waiting for the measurer, not counting the running one")
@@ -185,9 +191,10 @@ struct Metrics {
                    .Register(registry)
                    .Add({}, kSecondsBuckets);
   }
-  // Indexed by MeasureStatus; kMeasurerError is the last one.
-  prometheus::Counter *by_status[static_cast<int>(MeasureStatus::kMeasurerError) + 1] = {};
+  // Indexed by MeasureStatus.
+  prometheus::Counter *by_status[kMeasureStatusCount] = {};
   prometheus::Counter *wire_errors = nullptr;
+  prometheus::Counter *abandoned = nullptr;
   prometheus::Gauge *queue_length = nullptr;
   prometheus::Gauge *busy = nullptr;
   prometheus::Histogram *seconds = nullptr;
@@ -196,9 +203,57 @@ struct Metrics {
 struct Peer {
   Route route;
   Clock::time_point last_heard;
+  int64_t acked_seq = 0;  // the highest ping sequence number read from this peer
 };
 
+bool starts_with(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
+
+// "lowered" += "what from -> to" when `value` is above `max`, and `value` = max.
+template <typename T>
+void clamp_one(T &value, T max, const char *what, const char *unit, std::string &lowered) {
+  if (!(value > max)) return;
+  lowered += fmt::format("{}{} {}{} -> {}{}", lowered.empty() ? "" : ", ", what, value, unit,
+                         max, unit);
+  value = max;
+}
+
 }  // namespace
+
+std::string clamp_to_limits(MeasureSettings &settings, const MeasureLimits &limits) {
+  std::string lowered;
+  clamp_one(settings.compile_timeout_seconds, limits.max_compile_seconds, "compile timeout", " s",
+            lowered);
+  clamp_one(settings.run_timeout_seconds, limits.max_run_seconds, "run timeout", " s", lowered);
+  clamp_one(settings.memory_limit_mb, limits.max_memory_mb, "memory limit", " MB", lowered);
+  clamp_one(settings.timing.samples, limits.max_samples, "samples", "", lowered);
+  clamp_one(settings.timing.max_samples, limits.max_samples, "max samples", "", lowered);
+  return lowered;
+}
+
+bool is_loopback_endpoint(const std::string &endpoint) {
+  if (starts_with(endpoint, "ipc://") || starts_with(endpoint, "inproc://")) return true;
+  if (!starts_with(endpoint, "tcp://")) return false;
+  const std::string rest = endpoint.substr(6);
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string::npos) return false;
+  const std::string host = rest.substr(0, colon);
+  if (host == "localhost" || host == "[::1]") return true;
+  // 127.0.0.0/8, written as four decimal octets.
+  if (!starts_with(host, "127.")) return false;
+  int octets = 0;
+  size_t i = 0;
+  while (i <= host.size()) {
+    const size_t dot = std::min(host.find('.', i), host.size());
+    const std::string octet = host.substr(i, dot - i);
+    if (octet.empty() || octet.size() > 3 ||
+        octet.find_first_not_of("0123456789") != std::string::npos || std::stoi(octet) > 255) {
+      return false;
+    }
+    ++octets;
+    i = dot + 1;
+  }
+  return octets == 4;
+}
 
 struct MeasurerDaemon::Impl {
   Impl(MeasurerDaemonOptions opts, std::unique_ptr<MeasurementBackend> b,
@@ -218,6 +273,9 @@ struct MeasurerDaemon::Impl {
   void receive_all();
   void handle(const std::vector<zmq::message_t> &frames);
   void handle_measure(const Route &route, const wire::Message &message);
+  void handle_cancel(const Route &route, const wire::Message &message);
+  void handle_ping(Peer &peer, const Route &route, const wire::Message &message);
+  void drop_queued_of(const std::string &identity);
   void reply_wire_error(const Route &route, const wire::WireError &e);
   void receive_done();
   void dispatch();
@@ -243,21 +301,38 @@ struct MeasurerDaemon::Impl {
   uint64_t next_seq = 1;
   std::map<std::string, Peer> peers;  // by routing id
 
-  std::atomic<int64_t> measured{0}, bad_requests{0}, wire_errors{0}, max_queue_length{0};
+  std::atomic<int64_t> measured{0}, bad_requests{0}, wire_errors{0}, max_queue_length{0},
+      cancelled{0}, abandoned{0};
 };
 
 MeasurerDaemon::MeasurerDaemon(MeasurerDaemonOptions options,
                                std::unique_ptr<MeasurementBackend> backend,
                                prometheus::Registry *metrics) {
   if (!backend) throw ConfigError("measurer daemon: no measurement backend");
+  if (options.abandon_after.count() < 0) {
+    throw ConfigError("measurer daemon: abandon_after must not be negative");
+  }
   if (options.heartbeat_interval.count() <= 0) {
     throw ConfigError("measurer daemon: heartbeat interval must be positive, got " +
                       std::to_string(options.heartbeat_interval.count()) + " ms");
+  }
+  if (!is_loopback_endpoint(options.bind)) {
+    throw ConfigError("measurer daemon: will not bind '" + options.bind +
+                      "': it is not a loopback endpoint (tcp://127.0.0.1:PORT, ipc://PATH), and "
+                      "the daemon has no authentication to serve other hosts with");
+  }
+  const MeasureLimits &l = options.limits;
+  if (!(l.max_compile_seconds > 0) || !(l.max_run_seconds > 0) || l.max_memory_mb <= 0 ||
+      l.max_samples <= 0) {
+    throw ConfigError("measurer daemon: every measurement limit must be positive");
   }
   impl_ = std::make_unique<Impl>(std::move(options), std::move(backend), metrics);
   Impl &d = *impl_;
   d.router.set(zmq::sockopt::linger, 0);
   d.router.set(zmq::sockopt::maxmsgsize, wire::kMaxMessageBytes);
+  // A client that reconnects under its routing id takes its replies over to the new
+  // connection (wire.h).
+  d.router.set(zmq::sockopt::router_handover, true);
   try {
     d.router.bind(d.options.bind);
   } catch (const zmq::error_t &e) {
@@ -273,18 +348,23 @@ MeasurerDaemon::MeasurerDaemon(MeasurerDaemonOptions options,
 MeasurerDaemon::~MeasurerDaemon() = default;
 
 MeasurerDaemon::Stats MeasurerDaemon::stats() const {
-  return {impl_->measured.load(), impl_->bad_requests.load(), impl_->wire_errors.load(),
-          impl_->max_queue_length.load()};
+  return {impl_->measured.load(),         impl_->bad_requests.load(),
+          impl_->wire_errors.load(),      impl_->max_queue_length.load(),
+          impl_->cancelled.load(),        impl_->abandoned.load()};
 }
 
 void MeasurerDaemon::run() {
-  spdlog::info("measurer daemon: serving on {} (heartbeat {} ms{})", endpoint_,
-               impl_->options.heartbeat_interval.count(),
-               impl_->options.require_smt_off ? ", SMT must be off" : "");
+  const MeasureLimits &l = impl_->options.limits;
+  spdlog::info("measurer daemon: serving on {} (heartbeat {} ms{}; at most {} s compile, {} s "
+               "run, {} MB, {} samples per request)",
+               endpoint_, impl_->options.heartbeat_interval.count(),
+               impl_->options.require_smt_off ? ", SMT must be off" : "", l.max_compile_seconds,
+               l.max_run_seconds, l.max_memory_mb, l.max_samples);
   impl_->serve(stop_requested_);
   const Stats s = stats();
-  spdlog::info("measurer daemon: stopped after {} measurements, {} bad requests, {} wire errors",
-               s.measured, s.bad_requests, s.wire_errors);
+  spdlog::info("measurer daemon: stopped after {} measurements, {} bad requests, {} wire errors, "
+               "{} cancelled, {} abandoned",
+               s.measured, s.bad_requests, s.wire_errors, s.cancelled, s.abandoned);
 }
 
 void MeasurerDaemon::Impl::serve(const std::atomic<bool> &stop_requested) {
@@ -371,11 +451,14 @@ void MeasurerDaemon::Impl::handle(const std::vector<zmq::message_t> &frames) {
       handle_measure(route, message);
       return;
     case wire::MessageType::kHeartbeat:
-      send_to(router, route, wire::heartbeat_message(heartbeat_for(identity)));
+      handle_ping(peer->second, route, message);
+      return;
+    case wire::MessageType::kCancel:
+      handle_cancel(route, message);
       return;
     default:
-      reply_wire_error(route, wire::WireError(std::string("a measurer accepts measure and "
-                                                          "heartbeat messages, not ") +
+      reply_wire_error(route, wire::WireError(std::string("a measurer accepts measure, "
+                                                          "heartbeat and cancel messages, not ") +
                                                   wire::type_name(message.type),
                                               message.id));
   }
@@ -398,6 +481,11 @@ void MeasurerDaemon::Impl::handle_measure(const Route &route, const wire::Messag
     return;
   }
   if (options.require_smt_off) job.request.settings.require_smt_off = true;
+  const std::string lowered = clamp_to_limits(job.request.settings, options.limits);
+  if (!lowered.empty()) {
+    spdlog::info("measurer daemon: request '{}' ({}) asked above this measurer's limits: {}",
+                 message.id, job.request.app.name, lowered);
+  }
   job.seq = next_seq++;
   job.route = route;
   job.id = message.id;
@@ -406,6 +494,55 @@ void MeasurerDaemon::Impl::handle_measure(const Route &route, const wire::Messag
                 peer_name(route.front()));
   queue.push_back(std::move(job));
   max_queue_length = std::max<int64_t>(max_queue_length.load(), queue.size());
+  update_queue_gauge();
+}
+
+void MeasurerDaemon::Impl::handle_ping(Peer &peer, const Route &route,
+                                       const wire::Message &message) {
+  try {
+    peer.acked_seq = std::max(peer.acked_seq, wire::read_heartbeat(message).seq);
+  } catch (const wire::WireError &e) {
+    reply_wire_error(route, e);
+    return;
+  }
+  send_to(router, route, wire::heartbeat_message(heartbeat_for(route.front())));
+}
+
+// A queued request leaves the queue and is answered `cancelled`; a running one is not
+// interrupted (its result follows as usual); an unknown id (already answered) is ignored.
+void MeasurerDaemon::Impl::handle_cancel(const Route &route, const wire::Message &message) {
+  const auto it = std::find_if(queue.begin(), queue.end(), [&](const Job &job) {
+    return job.route.front() == route.front() && job.id == message.id;
+  });
+  if (it == queue.end()) {
+    spdlog::debug("measurer daemon: cancel of '{}' from {}: {}", message.id,
+                  peer_name(route.front()),
+                  running && running->id == message.id ? "already running, it finishes"
+                                                       : "not queued");
+    return;
+  }
+  spdlog::info("measurer daemon: '{}' ({}) cancelled by its client", it->id, it->app_name);
+  queue.erase(it);
+  update_queue_gauge();
+  ++cancelled;
+  if (metrics) metrics->by_status[static_cast<int>(MeasureStatus::kCancelled)]->Increment();
+  MeasureResult result;
+  result.status = MeasureStatus::kCancelled;
+  result.error = "cancelled by the client before it was measured";
+  send_to(router, route, wire::result_message(message.id, result));
+}
+
+void MeasurerDaemon::Impl::drop_queued_of(const std::string &identity) {
+  const size_t before = queue.size();
+  queue.erase(std::remove_if(queue.begin(), queue.end(),
+                             [&](const Job &job) { return job.route.front() == identity; }),
+              queue.end());
+  const size_t dropped = before - queue.size();
+  if (dropped == 0) return;
+  spdlog::warn("measurer daemon: client {} went silent; dropped its {} queued request(s)",
+               peer_name(identity), dropped);
+  abandoned += static_cast<int64_t>(dropped);
+  if (metrics) metrics->abandoned->Increment(static_cast<double>(dropped));
   update_queue_gauge();
 }
 
@@ -451,11 +588,19 @@ void MeasurerDaemon::Impl::dispatch() {
 
 void MeasurerDaemon::Impl::send_heartbeats(Clock::time_point now) {
   const auto expiry = options.heartbeat_interval * wire::kLiveness;
+  const auto abandon = options.abandon_after.count() > 0
+                           ? options.abandon_after
+                           : std::chrono::milliseconds(expiry);
   for (auto it = peers.begin(); it != peers.end();) {
-    // A silent client is forgotten, unless it is waiting for a request it sent: a client
-    // that does not ping still needs heartbeats to know its measurer is alive.
-    const bool waiting = !heartbeat_for(it->first).pending.empty();
-    if (now - it->second.last_heard > expiry && !waiting) {
+    const auto silent = now - it->second.last_heard;
+    // A client pings while it waits (measurer_client.h), so a silent one is gone and its
+    // queued requests would be measured for nobody. A REQ-style peer cannot ping while it
+    // waits for its one reply: its request stays.
+    const bool lockstep = it->second.route.size() > 1;
+    if (silent > abandon && !lockstep) drop_queued_of(it->first);
+    // A silent client is forgotten once it waits for nothing here; one waiting for its
+    // running request still gets heartbeats, so it knows its measurer is alive.
+    if (silent > expiry && heartbeat_for(it->first).pending.empty()) {
       spdlog::debug("measurer daemon: client {} went silent", peer_name(it->first));
       it = peers.erase(it);
       continue;
@@ -469,6 +614,7 @@ void MeasurerDaemon::Impl::send_heartbeats(Clock::time_point now) {
 
 wire::HeartbeatBody MeasurerDaemon::Impl::heartbeat_for(const std::string &identity) const {
   wire::HeartbeatBody body;
+  if (const auto peer = peers.find(identity); peer != peers.end()) body.seq = peer->second.acked_seq;
   body.busy = running.has_value();
   body.queue_length = static_cast<int>(queue.size());
   if (running && running->route.front() == identity) {

@@ -49,10 +49,11 @@ int main(int argc, char **argv) {
   int metrics_port = -1;
   int heartbeat_ms = static_cast<int>(daemon_options.heartbeat_interval.count());
   std::string log_level = "info";
-  cli.add_option("--bind", daemon_options.bind, "ZeroMQ endpoint to serve on")
+  cli.add_option("--bind", daemon_options.bind,
+                 "ZeroMQ endpoint to serve on; loopback only (tcp://127.0.0.1:PORT, ipc://PATH)")
       ->capture_default_str();
   cli.add_option("--metrics-port", metrics_port,
-                 "port for Prometheus /metrics on all interfaces (0: any free port; "
+                 "port for Prometheus /metrics on 127.0.0.1 (0: any free port; "
                  "default: no metrics endpoint)");
   cli.add_option("--cache-dir", measurer_options.cache_dir,
                  "reference outputs and cached results (default: protuner's cache folder)");
@@ -63,6 +64,22 @@ int main(int argc, char **argv) {
                "measure even when a cached result exists (repeatability runs, tests)");
   cli.add_flag("--require-smt-off", daemon_options.require_smt_off,
                "refuse to measure while SMT is on (the farm's policy)");
+  MeasureLimits &limits = daemon_options.limits;
+  cli.add_option("--max-compile-seconds", limits.max_compile_seconds,
+                 "most compile time a request may ask for; more is measured at this")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cli.add_option("--max-run-seconds", limits.max_run_seconds,
+                 "most run time (reference check and timing) a request may ask for")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cli.add_option("--max-memory-mb", limits.max_memory_mb,
+                 "largest memory limit a request may ask for")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cli.add_option("--max-samples", limits.max_samples, "most timed samples a request may ask for")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cli.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat interval to clients")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -78,7 +95,7 @@ int main(int argc, char **argv) {
                  backend->host().cpu_model, backend->host().smt);
     std::unique_ptr<MetricsServer> metrics;
     if (metrics_port >= 0) {
-      metrics = std::make_unique<MetricsServer>("0.0.0.0:" + std::to_string(metrics_port));
+      metrics = std::make_unique<MetricsServer>("127.0.0.1:" + std::to_string(metrics_port));
       spdlog::info("measurer: metrics on port {}", metrics->port());
     }
     MeasurerDaemon daemon(daemon_options, std::move(backend),

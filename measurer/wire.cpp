@@ -15,8 +15,8 @@ namespace {
 using json = nlohmann::json;
 
 constexpr MessageType kAllTypes[] = {MessageType::kMeasure, MessageType::kResult,
-                                     MessageType::kHeartbeat, MessageType::kError,
-                                     MessageType::kReady};
+                                     MessageType::kHeartbeat, MessageType::kCancel,
+                                     MessageType::kError, MessageType::kReady};
 
 // Frames are arbitrary bytes from the network; show a short, printable prefix in errors.
 std::string preview(std::string_view frame) {
@@ -69,6 +69,14 @@ int int_field(const json &body, const char *key, const std::string &type, const 
   return v.get<int>();
 }
 
+int64_t seq_field(const json &body, const std::string &id) {
+  const json &v = field(body, "seq", "heartbeat", id);
+  if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+    throw WireError("heartbeat body: 'seq' must be a non-negative integer", id);
+  }
+  return v.get<int64_t>();
+}
+
 void expect_type(const Message &message, MessageType type) {
   if (message.type != type) {
     throw WireError(std::string("expected a ") + type_name(type) + " message, got " +
@@ -84,6 +92,7 @@ const char *type_name(MessageType type) {
     case MessageType::kMeasure: return "measure";
     case MessageType::kResult: return "result";
     case MessageType::kHeartbeat: return "heartbeat";
+    case MessageType::kCancel: return "cancel";
     case MessageType::kError: return "error";
     case MessageType::kReady: return "ready";
   }
@@ -147,14 +156,16 @@ Message parse_message(std::string_view frame) {
   }
   if (!known) {
     throw WireError("unknown message type '" + type +
-                        "' (expected measure, result, heartbeat, error or ready)",
+                        "' (expected measure, result, heartbeat, cancel, error or ready)",
                     m.id);
   }
   if (j.contains("body")) {
     if (!j["body"].is_object()) throw WireError("message field 'body' must be an object", m.id);
     m.body = j["body"].dump();
   }
-  if ((m.type == MessageType::kMeasure || m.type == MessageType::kResult) && m.id.empty()) {
+  if ((m.type == MessageType::kMeasure || m.type == MessageType::kResult ||
+       m.type == MessageType::kCancel) &&
+      m.id.empty()) {
     throw WireError(type + " message without an 'id'");
   }
   for (const auto &item : j.items()) {
@@ -175,11 +186,22 @@ Message result_message(const std::string &id, const MeasureResult &result) {
 }
 
 Message heartbeat_message(const HeartbeatBody &body) {
-  json j{{"busy", body.busy},
+  json j{{"seq", body.seq},
+         {"busy", body.busy},
          {"queue_length", body.queue_length},
          {"running", body.running},
          {"pending", body.pending}};
   return {MessageType::kHeartbeat, "", j.dump()};
+}
+
+Message ping_message(int64_t seq) {
+  return {MessageType::kHeartbeat, "", json{{"seq", seq}}.dump()};
+}
+
+Message cancel_message(const std::string &id) { return {MessageType::kCancel, id, "{}"}; }
+
+std::string client_routing_id(const std::string &client_tag, size_t link) {
+  return "protuner-client-" + client_tag + "-" + std::to_string(link);
 }
 
 Message ready_message(const ReadyBody &body) {
@@ -215,8 +237,10 @@ HeartbeatBody read_heartbeat(const Message &message) {
   expect_type(message, MessageType::kHeartbeat);
   const json j = parse_object(message.body, "heartbeat body", message.id);
   HeartbeatBody b;
-  // A client's ping is an empty body; a daemon's carries every field.
+  // A ping has at most its sequence number; a daemon's heartbeat carries every field.
   if (j.empty()) return b;
+  b.seq = seq_field(j, message.id);
+  if (j.size() == 1) return b;
   b.busy = bool_field(j, "busy", "heartbeat", message.id);
   b.queue_length = int_field(j, "queue_length", "heartbeat", message.id);
   b.running = string_field(j, "running", "heartbeat", message.id);

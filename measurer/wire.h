@@ -6,20 +6,30 @@
 // Every message is one ZeroMQ frame holding one JSON object (after the ROUTER's routing
 // frames, and an optional empty delimiter frame from REQ-style peers):
 //
-//   {"protocol": "protuner-measure", "version": 1, "type": T, "id": "<request id>", "body": {..}}
+//   {"protocol": "protuner-measure", "version": 2, "type": T, "id": "<request id>", "body": {..}}
 //
 //   T          from     id          body
 //   measure    client   required    a request (measure_json.h)
 //   result     daemon   request's   a result (measure_json.h); a bad body is a bad_request result
-//   heartbeat  both     ""          client: {}; daemon: HeartbeatBody below
+//   heartbeat  both     ""          client: {"seq": n}, a ping; daemon: HeartbeatBody below
+//   cancel     client   required    {}: drop that request of this client if it is still queued
 //   error      daemon   if known    {"error": "what is wrong", "retry": bool}
 //   ready      daemon   ""          ReadyBody below: sent to a client the first time it is heard
 //
 // "retry" says whether the same request may succeed elsewhere (the daemon is shutting down)
 // or not (the message itself is wrong).
+//
+// A client names its socket with a stable routing id (client_routing_id) and the daemon's
+// ROUTER hands a returning id over to the new connection, so a reply sent after a client
+// reconnected still reaches it. Messages between one client and one daemon arrive in the
+// order they were sent; the ping sequence numbers rest on that: a daemon heartbeat that
+// acknowledges ping n was written after the daemon had read everything the client sent
+// before ping n, so a request sent before ping n and absent from that heartbeat (with no
+// result before it) is lost, and the client retries it at once.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +40,7 @@
 namespace protuner::wire {
 
 inline constexpr const char *kProtocol = "protuner-measure";
-inline constexpr int kVersion = 1;
+inline constexpr int kVersion = 2;
 
 // Heartbeats, as in ZeroMQ's Paranoid Pirate: each side sends one every interval and
 // declares the other dead after `kLiveness` intervals of silence (3-5 is reasonable: fewer
@@ -42,9 +52,9 @@ inline constexpr int kLiveness = 3;
 // connection): a schedule is kilobytes, so anything near this is garbage or an attack.
 inline constexpr int64_t kMaxMessageBytes = 64 << 20;
 
-enum class MessageType { kMeasure, kResult, kHeartbeat, kError, kReady };
+enum class MessageType { kMeasure, kResult, kHeartbeat, kCancel, kError, kReady };
 
-// "measure", "result", "heartbeat", "error", "ready".
+// "measure", "result", "heartbeat", "cancel", "error", "ready".
 const char *type_name(MessageType type);
 
 // A message that is not a valid envelope, or whose body does not fit its type. `id()` is
@@ -78,6 +88,9 @@ struct HeartbeatBody {
   int queue_length = 0;           // requests waiting, all clients, not counting the running one
   std::string running;            // id of this client's request being measured, or ""
   std::vector<std::string> pending;  // ids of this client's requests queued or running
+  // In a client's ping, its sequence number (1, 2, ...); in a daemon's heartbeat, the
+  // highest ping sequence number it has read from this client (0: none yet).
+  int64_t seq = 0;
 };
 
 // What a daemon announces to a client it has not heard from recently. `instance` is new
@@ -97,13 +110,20 @@ struct ErrorBody {
 Message measure_message(const std::string &id, const MeasureRequest &request);
 Message result_message(const std::string &id, const MeasureResult &result);
 Message heartbeat_message(const HeartbeatBody &body);
+Message ping_message(int64_t seq);
+Message cancel_message(const std::string &id);
 Message ready_message(const ReadyBody &body);
 Message error_message(const std::string &id, const ErrorBody &body);
+
+// The routing id a client's socket to measurer number `link` carries: stable for the
+// client's lifetime, unique across clients (`client_tag` is random per client).
+std::string client_routing_id(const std::string &client_tag, size_t link);
 
 // Body readers for each type; each throws WireError (with the message's id) naming the
 // field that is wrong. A measure body that request_from_json refuses is a WireError too.
 MeasureRequest read_measure(const Message &message);
 MeasureResult read_result(const Message &message);
+// A ping ({"seq": n}, or {} from a peer that does not number its pings) has only `seq` set.
 HeartbeatBody read_heartbeat(const Message &message);
 ReadyBody read_ready(const Message &message);
 ErrorBody read_error(const Message &message);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <random>
 #include <set>
@@ -30,26 +31,38 @@ std::string seconds_text(Clock::duration d) {
   return fmt::format("{:.1f} s", std::chrono::duration<double>(d).count());
 }
 
-// A random tag per client makes request ids unique across the clients of one measurer
-// and across attempts, so a late reply to an abandoned attempt is recognised and dropped.
+// A random tag per client makes request ids and routing ids unique across the clients of
+// one measurer, and request ids unique across attempts, so a late reply to an abandoned
+// attempt is recognised and dropped.
 std::string random_tag() {
   std::random_device rd;
-  return fmt::format("{:08x}", rd());
+  return fmt::format("{:08x}{:08x}", rd(), rd());
 }
+
+constexpr auto kNoDeadline = std::numeric_limits<Clock::rep>::max();
 
 // One measurer endpoint: its socket and what this client knows about it.
 struct Link {
+  size_t index = 0;  // in the client's endpoint list: part of the socket's routing id
   std::string endpoint;
   std::unique_ptr<zmq::socket_t> socket;
   LinkState state = LinkState::kDead;
   Clock::time_point state_since, last_heard, last_ping, reconnect_at;
   milliseconds backoff{0};
   milliseconds heartbeat{0};  // max(client's interval, the daemon's announced one)
+  // How often to ping: min(client's interval, the daemon's), so the daemon, which drops
+  // the queued requests of a client silent for `liveness` of its intervals, never takes
+  // this client for gone.
+  milliseconds ping_interval{0};
   std::string instance;       // the daemon's, from its ready message
+  int64_t ping_seq = 0;       // the last ping's sequence number
 
   // The one request outstanding here (index into the batch), if any.
   std::optional<size_t> outstanding;
   std::string outstanding_id;
+  // The ping sent right after the outstanding request: a heartbeat acknowledging it that
+  // does not list the request means the measurer does not have it (wire.h).
+  int64_t proof_seq = 0;
   Clock::time_point deadline;
   // After a request timed out here, no new work until heartbeats show the measurer has
   // dropped it (it may still be stuck on it).
@@ -65,8 +78,10 @@ struct MeasurerClient::Impl {
       : options(opts), tag(random_tag()) {
     for (auto &e : endpoints) {
       Link link;
+      link.index = links.size();
       link.endpoint = std::move(e);
       link.heartbeat = options.heartbeat_interval;
+      link.ping_interval = options.heartbeat_interval;
       link.backoff = options.heartbeat_interval;
       links.push_back(std::move(link));
     }
@@ -89,8 +104,9 @@ struct MeasurerClient::Impl {
 // One measure_batch call: the requests, their results and attempt histories.
 class MeasurerClient::Batch {
  public:
-  Batch(MeasurerClient::Impl &client, const std::vector<MeasureRequest> &requests)
-      : c_(client), requests_(requests), results_(requests.size()),
+  Batch(MeasurerClient::Impl &client, const std::vector<MeasureRequest> &requests,
+        const std::atomic<Clock::rep> &deadline)
+      : c_(client), deadline_(deadline), requests_(requests), results_(requests.size()),
         attempts_(requests.size()), history_(requests.size()), tried_(requests.size()) {
     for (size_t i = 0; i < requests.size(); ++i) waiting_.push_back(i);
   }
@@ -110,8 +126,11 @@ class MeasurerClient::Batch {
   void attempt_failed(Link &link, const std::string &why);
   void finish(size_t request, MeasureResult result);
   void give_up_waiting(Clock::time_point now);
+  bool past_deadline(Clock::time_point now) const;
+  void cancel_unanswered();
 
   MeasurerClient::Impl &c_;
+  const std::atomic<Clock::rep> &deadline_;
   const std::vector<MeasureRequest> &requests_;
   std::vector<std::optional<MeasureResult>> results_;
   std::vector<int> attempts_;
@@ -125,9 +144,13 @@ class MeasurerClient::Batch {
 std::vector<MeasureResult> MeasurerClient::Batch::run() {
   const auto start = Clock::now();
   last_usable_ = start;
-  start_links(start);
+  if (!past_deadline(start)) start_links(start);
   while (done_ < requests_.size()) {
     auto now = Clock::now();
+    if (past_deadline(now)) {
+      cancel_unanswered();
+      break;
+    }
     assign(now);
     poll(now);
     now = Clock::now();
@@ -176,6 +199,8 @@ void MeasurerClient::Batch::assign(Clock::time_point now) {
     link.outstanding = request;
     link.outstanding_id = id;
     link.deadline = now + c_.request_timeout(requests_[request]);
+    c_.ping(link, now);
+    link.proof_seq = link.ping_seq;
     it = waiting_.erase(it);
   }
 }
@@ -214,8 +239,8 @@ void MeasurerClient::Batch::poll(Clock::time_point now) {
     if (!l.socket) continue;
     items.push_back({l.socket->handle(), 0, ZMQ_POLLIN, 0});
     owners.push_back(i);
-    const auto to_ping = std::chrono::duration_cast<milliseconds>(
-        l.last_ping + c_.options.heartbeat_interval - now);
+    const auto to_ping =
+        std::chrono::duration_cast<milliseconds>(l.last_ping + l.ping_interval - now);
     wait = std::max(milliseconds(0), std::min(wait, to_ping));
   }
   if (items.empty()) {
@@ -272,6 +297,8 @@ void MeasurerClient::Batch::handle(Link &link, const wire::Message &message, Clo
     case wire::MessageType::kReady: {
       const wire::ReadyBody ready = wire::read_ready(message);
       link.heartbeat = std::max(c_.options.heartbeat_interval, milliseconds(ready.heartbeat_ms));
+      link.ping_interval = std::min(c_.options.heartbeat_interval,
+                                    std::max(milliseconds(1), milliseconds(ready.heartbeat_ms)));
       // A new instance while a request is outstanding: the daemon restarted and forgot it.
       // (The same instance greets again after forgetting a client that went quiet.)
       const bool restarted = !link.instance.empty() && ready.instance != link.instance;
@@ -323,7 +350,9 @@ void MeasurerClient::Batch::handle(Link &link, const wire::Message &message, Clo
       return;
     }
     case wire::MessageType::kMeasure:
-      spdlog::warn("measurer client: {} sent a measure message; ignored", link.endpoint);
+    case wire::MessageType::kCancel:
+      spdlog::warn("measurer client: {} sent a {} message; ignored", link.endpoint,
+                   wire::type_name(message.type));
       return;
   }
 }
@@ -334,6 +363,12 @@ void MeasurerClient::Batch::on_heartbeat(Link &link, const wire::HeartbeatBody &
   };
   if (!link.draining_id.empty() && !held(link.draining_id)) link.draining_id.clear();
   if (!link.outstanding) return;
+  if (link.proof_seq > 0 && hb.seq >= link.proof_seq && !held(link.outstanding_id)) {
+    ++c_.stats.lost;
+    attempt_failed(link, "its heartbeat does not list the request (lost on the way or "
+                         "forgotten by the measurer)");
+    return;
+  }
   // Still queued behind other clients' requests: the deadline counts from when it starts.
   if (held(link.outstanding_id) && hb.running != link.outstanding_id) {
     link.deadline = now + c_.request_timeout(requests_[*link.outstanding]);
@@ -363,7 +398,7 @@ void MeasurerClient::Batch::housekeeping(Clock::time_point now) {
         if (now >= link.reconnect_at) c_.connect(link, now);
         break;
     }
-    if (link.socket && now - link.last_ping >= c_.options.heartbeat_interval) c_.ping(link, now);
+    if (link.socket && now - link.last_ping >= link.ping_interval) c_.ping(link, now);
     if (link.state == LinkState::kLive && link.draining_id.empty()) last_usable_ = now;
   }
 }
@@ -432,6 +467,32 @@ void MeasurerClient::Batch::give_up_waiting(Clock::time_point now) {
   waiting_.clear();
 }
 
+bool MeasurerClient::Batch::past_deadline(Clock::time_point now) const {
+  return now.time_since_epoch().count() >= deadline_.load();
+}
+
+// The measurers holding this batch's requests are told to drop them; every request not
+// answered yet comes back cancelled.
+void MeasurerClient::Batch::cancel_unanswered() {
+  for (Link &link : c_.links) {
+    if (!link.outstanding) continue;
+    c_.send(link, wire::cancel_message(link.outstanding_id));
+    // It may be running there: no new work for it until its heartbeats let go of it.
+    link.draining_id = link.outstanding_id;
+    link.outstanding.reset();
+  }
+  waiting_.clear();
+  for (size_t request = 0; request < requests_.size(); ++request) {
+    if (results_[request]) continue;
+    MeasureResult cancelled;
+    cancelled.status = MeasureStatus::kCancelled;
+    cancelled.error = "cancelled: the client's deadline passed before a measurer answered";
+    for (const auto &h : history_[request]) cancelled.error += "; " + h;
+    ++c_.stats.cancelled;
+    finish(request, std::move(cancelled));
+  }
+}
+
 milliseconds MeasurerClient::Impl::request_timeout(const MeasureRequest &r) const {
   if (options.request_timeout.count() > 0) return options.request_timeout;
   const double seconds =
@@ -443,6 +504,9 @@ void MeasurerClient::Impl::connect(Link &link, Clock::time_point now) {
   link.socket = std::make_unique<zmq::socket_t>(context, zmq::socket_type::dealer);
   link.socket->set(zmq::sockopt::linger, 0);
   link.socket->set(zmq::sockopt::maxmsgsize, wire::kMaxMessageBytes);
+  // Stable across reconnects, so the daemon's replies follow this client to its new
+  // connection (wire.h).
+  link.socket->set(zmq::sockopt::routing_id, wire::client_routing_id(tag, link.index));
   try {
     link.socket->connect(link.endpoint);
   } catch (const zmq::error_t &e) {
@@ -458,7 +522,7 @@ void MeasurerClient::Impl::connect(Link &link, Clock::time_point now) {
 
 void MeasurerClient::Impl::ping(Link &link, Clock::time_point now) {
   link.last_ping = now;
-  send(link, wire::Message{wire::MessageType::kHeartbeat, "", "{}"});
+  send(link, wire::ping_message(++link.ping_seq));
 }
 
 bool MeasurerClient::Impl::send(Link &link, const wire::Message &message) {
@@ -467,7 +531,8 @@ bool MeasurerClient::Impl::send(Link &link, const wire::Message &message) {
   return link.socket->send(zmq::buffer(frame), zmq::send_flags::dontwait).has_value();
 }
 
-MeasurerClient::MeasurerClient(std::vector<std::string> endpoints, ClientOptions options) {
+MeasurerClient::MeasurerClient(std::vector<std::string> endpoints, ClientOptions options)
+    : deadline_(kNoDeadline) {
   if (endpoints.empty()) throw ConfigError("measurer client: no measurer endpoints given");
   if (options.heartbeat_interval.count() <= 0 || options.liveness < 1 ||
       options.max_attempts < 1 || options.no_measurer_timeout.count() <= 0) {
@@ -485,8 +550,16 @@ MeasurerClient::~MeasurerClient() = default;
 std::vector<MeasureResult> MeasurerClient::measure_batch(const std::vector<MeasureRequest> &requests) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (requests.empty()) return {};
-  return Batch(*impl_, requests).run();
+  return Batch(*impl_, requests, deadline_).run();
 }
+
+void MeasurerClient::set_deadline(Clock::time_point deadline) {
+  deadline_.store(deadline.time_since_epoch().count());
+}
+
+void MeasurerClient::clear_deadline() { deadline_.store(kNoDeadline); }
+
+void MeasurerClient::cancel_all() { set_deadline(Clock::now()); }
 
 MeasureResult MeasurerClient::measure(const MeasureRequest &request) {
   return measure_batch({request}).front();

@@ -1,14 +1,17 @@
 // The searcher's side of the measurer service: sends a batch of candidates to one or more
 // measurer daemons (wire.h) and returns every reply, in request order. Measurers are serial,
 // so each gets at most one request at a time from this client; the rest wait here and go
-// to whichever measurer frees up first. A measurer that stops answering heartbeats, or that
-// sits on a request past its deadline, loses that request to another live measurer.
+// to whichever measurer frees up first. A measurer that stops answering heartbeats, that
+// sits on a request past its deadline, or whose heartbeats show it does not hold a request
+// it was sent, loses that request to another live measurer.
 //
 // Thread safety: measure_batch() and measure() may be called from any thread, but calls
 // are serialized (one batch at a time per client; use one client per searcher thread for
-// parallel batches). Not copyable or movable.
+// parallel batches). set_deadline(), clear_deadline() and cancel_all() may be called from
+// any thread, also while a batch runs. Not copyable or movable.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -52,6 +55,8 @@ class MeasurerClient : public MeasurementBackend {
     int64_t retried = 0;     // attempts that failed and were sent again
     int64_t gave_up = 0;     // requests returned as timeout by the client itself
     int64_t deaths = 0;      // times a measurer was declared dead
+    int64_t lost = 0;        // attempts retried because a measurer's heartbeat lacked them
+    int64_t cancelled = 0;   // requests returned cancelled (deadline or cancel_all)
     std::vector<int64_t> answered;  // results received, per endpoint (constructor order)
   };
 
@@ -71,6 +76,16 @@ class MeasurerClient : public MeasurementBackend {
   // MeasurementBackend: a batch of one.
   MeasureResult measure(const MeasureRequest &request) override;
 
+  // From `deadline` on, requests not yet answered come back with status cancelled, and
+  // the measurers holding them are told to drop them (one already running finishes there,
+  // unseen). It holds for every later batch too, until clear_deadline() or another
+  // set_deadline(): a tuning job sets its own deadline so that no measurer works for it
+  // after it has ended.
+  void set_deadline(std::chrono::steady_clock::time_point deadline);
+  void clear_deadline();
+  // set_deadline(now): the running batch returns within a poll interval (100 ms).
+  void cancel_all();
+
   Stats stats() const;
 
  private:
@@ -78,6 +93,8 @@ class MeasurerClient : public MeasurementBackend {
   class Batch;  // the state of one measure_batch call
   std::unique_ptr<Impl> impl_;
   mutable std::mutex mutex_;
+  // steady_clock ticks of the deadline; max(): none.
+  std::atomic<std::chrono::steady_clock::rep> deadline_;
 };
 
 }  // namespace protuner

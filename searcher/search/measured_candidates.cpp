@@ -87,6 +87,11 @@ const MeasureResult &BackendCandidateMeasurer::request(const std::string &schedu
     request.settings.timing.stop_above_ms = *best_ms_ * stop_above_best_;
   }
   MeasureResult result = backend_.measure(request);
+  if (result.status == MeasureStatus::kCancelled) {
+    // The job's deadline passed first: not a measurement, and not the candidate's fault.
+    cancelled_ = std::move(result);
+    return cancelled_;
+  }
   ++measurements_;
   if (result.ok()) {
     best_ms_ = std::min(best_ms_.value_or(result.timing.min_ms), result.timing.min_ms);

@@ -122,6 +122,7 @@ class BackendCandidateMeasurer : public CandidateMeasurer {
   mutable std::mutex mutex_;
   std::map<std::string, MeasureResult> results_;  // by schedule JSON text
   std::vector<std::string> first_errors_;         // CandidateTally::first_errors
+  MeasureResult cancelled_;  // the last cancelled answer: kept out of results_ and the tally
   int64_t measurements_ = 0;                      // requests sent (repeats excluded)
   double stop_above_best_ = 0;
   std::optional<double> best_ms_;  // the fastest successful result (or reference) so far

@@ -41,12 +41,14 @@ void expect_in_order(const std::vector<MeasureResult> &results, size_t n) {
 }
 
 // A hand-made measurer that misbehaves on its first measure request: it either freezes
-// (as a SIGSTOPped or swapping daemon would: no reply, no heartbeat, ever) or forgets the
+// (as a SIGSTOPped or swapping daemon would: no reply, no heartbeat, ever), forgets the
 // request the way a daemon restarted within one heartbeat interval would (a new instance
-// greets the client and never answers it).
+// greets the client and never answers it), or never gets it, as when a reply or request
+// is lost with a broken connection (kDrop: every measure request vanishes, and its
+// heartbeats acknowledge the client's pings without listing it).
 class BrokenMeasurer {
  public:
-  enum class Mode { kFreeze, kForget };
+  enum class Mode { kFreeze, kForget, kDrop };
   explicit BrokenMeasurer(Mode mode) : mode_(mode), socket_(context_, zmq::socket_type::router) {
     socket_.set(zmq::sockopt::linger, 0);
     socket_.bind("tcp://127.0.0.1:*");
@@ -80,6 +82,10 @@ class BrokenMeasurer {
           instance = "restarted-" + std::to_string(measures_);
           reply(peer, wire::ready_message({100, "broken", instance}));
         }
+      } else if (mode_ == Mode::kDrop && m.type == wire::MessageType::kHeartbeat) {
+        wire::HeartbeatBody hb;
+        hb.seq = wire::read_heartbeat(m).seq;
+        reply(peer, wire::heartbeat_message(hb));
       } else {
         reply(peer, wire::heartbeat_message({}));
       }
@@ -165,6 +171,75 @@ TEST(MeasurerClient, RestartedMeasurerThatForgotTheRequestLosesItToAnother) {
   EXPECT_GE(forgetful.measures(), 1);
   EXPECT_EQ(client.stats().retried, forgetful.measures());
   EXPECT_EQ(client.stats().answered[1], 3);
+}
+
+TEST(MeasurerClient, ARequestMissingFromAMeasurersHeartbeatIsRetriedAtOnce) {
+  BrokenMeasurer dropping(BrokenMeasurer::Mode::kDrop);
+  DaemonThread b;
+  // The request timeout stays at its default (minutes): only the heartbeats can tell.
+  MeasurerClient client({dropping.endpoint(), b.endpoint()}, fast_client());
+  const auto start = std::chrono::steady_clock::now();
+  expect_in_order(client.measure_batch(fake_batch(3, 20)), 3);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  EXPECT_GE(dropping.measures(), 1);
+  EXPECT_EQ(client.stats().lost, dropping.measures());
+  EXPECT_EQ(client.stats().deaths, 0);
+  EXPECT_EQ(client.stats().answered[1], 3);
+}
+
+TEST(MeasurerClient, ADeadlineCancelsWhatIsUnansweredAndTheMeasurerDropsIt) {
+  DaemonThread shared;
+  std::thread holder([&] {
+    MeasurerClient other({shared.endpoint()}, fast_client());
+    MeasureRequest hang = testing::fake_request(0, 0);
+    hang.app.params["hang"] = "1";
+    EXPECT_EQ(other.measure(hang).status, MeasureStatus::kOk);
+  });
+  while (shared.state().started.load() == 0) std::this_thread::sleep_for(5ms);
+
+  MeasurerClient client({shared.endpoint()}, fast_client());
+  const auto start = std::chrono::steady_clock::now();
+  client.set_deadline(start + 300ms);
+  const auto results = client.measure_batch(fake_batch(2, 10));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto &r : results) {
+    EXPECT_EQ(r.status, MeasureStatus::kCancelled);
+    EXPECT_NE(r.error.find("deadline"), std::string::npos) << r.error;
+  }
+  EXPECT_EQ(client.stats().cancelled, 2);
+  // The one request sent was queued behind the hanging one; the measurer drops it.
+  for (int i = 0; i < 200 && shared.daemon().stats().cancelled == 0; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(shared.daemon().stats().cancelled, 1);
+
+  // The deadline holds for later batches, which send nothing, until it is cleared.
+  const int64_t sent = client.stats().sent;
+  EXPECT_EQ(client.measure(testing::fake_request(5)).status, MeasureStatus::kCancelled);
+  EXPECT_EQ(client.stats().sent, sent);
+  shared.state().release();
+  holder.join();
+  client.clear_deadline();
+  const MeasureResult after = client.measure(testing::fake_request(5));
+  EXPECT_EQ(after.status, MeasureStatus::kOk) << after.error;
+  EXPECT_EQ(shared.state().started.load(), 2) << "a cancelled request was measured";
+}
+
+TEST(MeasurerClient, CancelAllFromAnotherThreadEndsTheRunningBatch) {
+  auto stuck_state = std::make_shared<testing::FakeState>();
+  stuck_state->hang_every_request = true;
+  DaemonThread stuck(stuck_state);
+  MeasurerClient client({stuck.endpoint()}, fast_client());
+  std::thread canceller([&] {
+    while (stuck_state->started.load() == 0) std::this_thread::sleep_for(5ms);
+    client.cancel_all();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const MeasureResult r = client.measure(testing::fake_request(1));
+  canceller.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  EXPECT_EQ(r.status, MeasureStatus::kCancelled);
 }
 
 TEST(MeasurerClient, HungMeasurementTimesOutAndIsRetriedElsewhere) {

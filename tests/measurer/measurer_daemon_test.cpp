@@ -5,6 +5,8 @@
 #include "measurer/measurer_daemon.h"
 
 #include <gtest/gtest.h>
+
+#include <functional>
 #include <prometheus/registry.h>
 
 #include "common/metrics_server.h"
@@ -146,15 +148,15 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         MalformedCase{"GarbageBytes", std::string("\x00\xff\x13garbage", 10), "not JSON"},
         MalformedCase{"WrongVersion",
-                      R"({"protocol": "protuner-measure", "version": 2, "type": "measure", "id": "a"})",
-                      "version 2 is not supported"},
+                      R"({"protocol": "protuner-measure", "version": 1, "type": "measure", "id": "a"})",
+                      "version 1 is not supported"},
         MalformedCase{"UnknownType",
-                      R"({"protocol": "protuner-measure", "version": 1, "type": "launch", "id": "a"})",
+                      R"({"protocol": "protuner-measure", "version": 2, "type": "launch", "id": "a"})",
                       "unknown message type 'launch'"},
         MalformedCase{"WrongProtocol", R"({"protocol": "carrier-pigeon", "version": 1, "type": "measure"})",
                       "unknown protocol"},
         MalformedCase{"DaemonOnlyType",
-                      R"({"protocol": "protuner-measure", "version": 1, "type": "result", "id": "a"})",
+                      R"({"protocol": "protuner-measure", "version": 2, "type": "result", "id": "a"})",
                       "not result"}),
     [](const ::testing::TestParamInfo<MalformedCase> &info) { return info.param.name; });
 
@@ -170,7 +172,7 @@ TEST(MeasurerDaemon, ErrorForAWrongVersionNamesTheRequestId) {
 TEST(MeasurerDaemon, BadRequestBodyGetsABadRequestResult) {
   DaemonThread d;
   RawPeer peer(d.endpoint());
-  peer.send_frame(R"({"protocol": "protuner-measure", "version": 1, "type": "measure", "id": "b-1",)"
+  peer.send_frame(R"({"protocol": "protuner-measure", "version": 2, "type": "measure", "id": "b-1",)"
                   R"( "body": {"app": {"name": "x"}, "schedule": {"kind": "root"}, "target": "host"}})");
   const auto reply = peer.expect(MessageType::kResult);
   ASSERT_TRUE(reply);
@@ -274,6 +276,178 @@ TEST(MeasurerDaemon, StopTellsWaitingClientsToRetryElsewhere) {
   std::sort(told.begin(), told.end());
   EXPECT_EQ(told, (std::vector<std::string>{"queued", "running"}));
   EXPECT_EQ(d.state().started.load(), 1) << "a queued request ran after stop";
+}
+
+TEST(MeasurerDaemon, BindsLoopbackOnlyAndSaysWhyOtherwise) {
+  for (const char *endpoint :
+       {"tcp://*:0", "tcp://0.0.0.0:0", "tcp://eth0:0", "tcp://192.168.1.2:5555"}) {
+    auto options = DaemonThread::fast_options();
+    options.bind = endpoint;
+    try {
+      MeasurerDaemon daemon(options, std::make_unique<testing::FakeBackend>(
+                                         std::make_shared<testing::FakeState>()));
+      ADD_FAILURE() << endpoint << " was bound";
+    } catch (const ConfigError &e) {
+      EXPECT_NE(std::string(e.what()).find("not a loopback endpoint"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find(endpoint), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(MeasurerDaemonOptions{}.bind, "tcp://127.0.0.1:5555");
+  for (const char *yes : {"tcp://127.0.0.1:5", "tcp://127.1.2.3:*", "tcp://localhost:5",
+                          "tcp://[::1]:5", "ipc:///tmp/protuner.sock", "inproc://x"}) {
+    EXPECT_TRUE(is_loopback_endpoint(yes)) << yes;
+  }
+  for (const char *no : {"tcp://127.0.0.1.example.com:5", "tcp://1270.0.0.1:5",
+                         "tcp://127.0.0.256:5", "tcp://127.0.0:5", "tcp://127.0.0.1",
+                         "udp://127.0.0.1:5", "tcp://10.0.0.1:5"}) {
+    EXPECT_FALSE(is_loopback_endpoint(no)) << no;
+  }
+}
+
+TEST(MeasurerDaemon, ClampsWhatARequestAsksForToItsLimits) {
+  auto options = DaemonThread::fast_options();
+  options.limits = {10, 5, 1000, 7};
+  DaemonThread d(std::make_shared<testing::FakeState>(), options);
+  RawPeer peer(d.endpoint());
+  MeasureRequest greedy = testing::fake_request(1);
+  greedy.settings.compile_timeout_seconds = 3600;
+  greedy.settings.run_timeout_seconds = 1e9;
+  greedy.settings.memory_limit_mb = 1 << 20;
+  greedy.settings.timing.samples = 500;
+  greedy.settings.timing.max_samples = 1000;
+  MeasureRequest modest = testing::fake_request(2);
+  modest.settings.compile_timeout_seconds = 2;
+  modest.settings.run_timeout_seconds = 1;
+  modest.settings.memory_limit_mb = 100;
+  modest.settings.timing.samples = 3;
+  modest.settings.timing.max_samples = 5;
+  peer.send(wire::measure_message("greedy", greedy));
+  peer.send(wire::measure_message("modest", modest));
+  ASSERT_TRUE(peer.expect(MessageType::kResult));
+  ASSERT_TRUE(peer.expect(MessageType::kResult));
+  std::lock_guard<std::mutex> lock(d.state().mutex);
+  ASSERT_EQ(d.state().seen.size(), 2u);
+  const MeasureSettings &g = d.state().seen[0].settings;
+  EXPECT_DOUBLE_EQ(g.compile_timeout_seconds, 10);
+  EXPECT_DOUBLE_EQ(g.run_timeout_seconds, 5);
+  EXPECT_EQ(g.memory_limit_mb, 1000);
+  EXPECT_EQ(g.timing.samples, 7);
+  EXPECT_EQ(g.timing.max_samples, 7);
+  const MeasureSettings &m = d.state().seen[1].settings;
+  EXPECT_DOUBLE_EQ(m.compile_timeout_seconds, 2);
+  EXPECT_DOUBLE_EQ(m.run_timeout_seconds, 1);
+  EXPECT_EQ(m.memory_limit_mb, 100);
+  EXPECT_EQ(m.timing.samples, 3);
+  EXPECT_EQ(m.timing.max_samples, 5);
+}
+
+TEST(MeasurerDaemon, ClampToLimitsSaysWhatItLowered) {
+  MeasureSettings s;
+  s.compile_timeout_seconds = 1000;
+  EXPECT_EQ(clamp_to_limits(s, {}), "compile timeout 1000 s -> 900 s");
+  EXPECT_EQ(clamp_to_limits(s, {}), "");
+}
+
+// A request held by a hanging measurement, so what a test sends next waits in the queue.
+MeasureRequest hanging_request() {
+  MeasureRequest hang = testing::fake_request(0, 0);
+  hang.app.params["hang"] = "1";
+  return hang;
+}
+
+void wait_until(const std::function<bool()> &done, std::chrono::milliseconds limit = 5000ms) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+TEST(MeasurerDaemon, CancelDropsAQueuedRequestAndAnswersItCancelled) {
+  DaemonThread d;
+  RawPeer holder(d.endpoint()), peer(d.endpoint());
+  holder.send(wire::measure_message("running", hanging_request()));
+  wait_until([&] { return d.state().started.load() == 1; });
+  peer.send(wire::measure_message("queued", testing::fake_request(2)));
+  peer.send(wire::cancel_message("queued"));
+  const auto reply = peer.expect(MessageType::kResult);
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->id, "queued");
+  EXPECT_EQ(wire::read_result(*reply).status, MeasureStatus::kCancelled);
+  EXPECT_EQ(d.daemon().stats().cancelled, 1);
+
+  // Cancelling what is running, or what the daemon never had, changes nothing.
+  holder.send(wire::cancel_message("running"));
+  peer.send(wire::cancel_message("never-sent"));
+  peer.send(wire::ping_message(1));
+  ASSERT_TRUE(peer.expect(MessageType::kHeartbeat));
+  d.state().release();
+  const auto running = holder.expect(MessageType::kResult);
+  ASSERT_TRUE(running);
+  EXPECT_EQ(wire::read_result(*running).status, MeasureStatus::kOk);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(d.state().started.load(), 1) << "the cancelled request was measured";
+  EXPECT_EQ(d.daemon().stats().cancelled, 1);
+  EXPECT_EQ(d.daemon().stats().wire_errors, 0);
+  for (const auto &m : peer.received) EXPECT_NE(m.type, MessageType::kError) << m.body;
+}
+
+TEST(MeasurerDaemon, DropsTheQueuedRequestsOfAClientThatWentSilent) {
+  auto options = DaemonThread::fast_options();
+  options.abandon_after = 300ms;
+  DaemonThread d(std::make_shared<testing::FakeState>(), options);
+  RawPeer holder(d.endpoint()), silent(d.endpoint()), pinging(d.endpoint());
+  holder.send(wire::measure_message("running", hanging_request()));
+  wait_until([&] { return d.state().started.load() == 1; });
+  silent.send(wire::measure_message("silent", testing::fake_request(1)));
+  pinging.send(wire::measure_message("pinging", testing::fake_request(2)));
+  // One client keeps pinging, as MeasurerClient does while it waits; the other is gone.
+  for (int i = 1; i <= 10; ++i) {
+    pinging.send(wire::ping_message(i));
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(d.daemon().stats().abandoned, 1);
+  d.state().release();
+  const auto reply = pinging.expect(MessageType::kResult);
+  ASSERT_TRUE(reply) << "the waiting client's request was dropped";
+  EXPECT_EQ(reply->id, "pinging");
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(d.state().started.load(), 2) << "the silent client's request was measured";
+}
+
+TEST(MeasurerDaemon, HeartbeatsAcknowledgeTheHighestPingRead) {
+  DaemonThread d;
+  RawPeer peer(d.endpoint());
+  peer.send(wire::ping_message(5));
+  auto hb = peer.expect(MessageType::kHeartbeat);
+  ASSERT_TRUE(hb);
+  EXPECT_EQ(wire::read_heartbeat(*hb).seq, 5);
+  peer.send(wire::ping_message(3));  // reordered pings never move the acknowledgement back
+  hb = peer.expect(MessageType::kHeartbeat);
+  ASSERT_TRUE(hb);
+  EXPECT_EQ(wire::read_heartbeat(*hb).seq, 5);
+  // The periodic heartbeats to a waiting client carry it too.
+  peer.send(wire::measure_message("slow", testing::fake_request(1, 500)));
+  hb = peer.expect(MessageType::kHeartbeat);
+  ASSERT_TRUE(hb);
+  EXPECT_EQ(wire::read_heartbeat(*hb).seq, 5);
+  EXPECT_TRUE(peer.expect(MessageType::kResult));
+}
+
+TEST(MeasurerDaemon, AClientReturningUnderItsRoutingIdGetsItsReply) {
+  DaemonThread d;
+  const std::string id = wire::client_routing_id("0123456789abcdef", 0);
+  // The first connection stays open, as a half-open TCP connection the daemon has not
+  // noticed is gone: the reply must follow the client to its new connection.
+  RawPeer before(d.endpoint(), zmq::socket_type::dealer, id);
+  before.send(wire::measure_message("slow", testing::fake_request(7, 600)));
+  ASSERT_TRUE(before.expect(MessageType::kReady));
+  RawPeer after(d.endpoint(), zmq::socket_type::dealer, id);
+  after.send(wire::ping_message(1));
+  const auto reply = after.expect(MessageType::kResult, 3000ms);
+  ASSERT_TRUE(reply) << "the reply went to the old connection";
+  EXPECT_EQ(reply->id, "slow");
+  EXPECT_DOUBLE_EQ(wire::read_result(*reply).compile_seconds, 7);
 }
 
 TEST(MeasurerDaemon, BindingABusyEndpointThrowsIoError) {

@@ -128,6 +128,9 @@ class DaemonThread {
     MeasurerDaemonOptions o;
     o.bind = "tcp://127.0.0.1:*";
     o.heartbeat_interval = 100ms;
+    // RawPeers do not ping while a test waits on other peers: only the tests of
+    // abandonment make the daemon drop a silent client's requests.
+    o.abandon_after = 10s;
     return o;
   }
 
@@ -149,9 +152,11 @@ class DaemonThread {
 // A hand-driven client: a DEALER socket and helpers to send frames and wait for replies.
 class RawPeer {
  public:
-  explicit RawPeer(const std::string &endpoint, zmq::socket_type type = zmq::socket_type::dealer)
+  explicit RawPeer(const std::string &endpoint, zmq::socket_type type = zmq::socket_type::dealer,
+                   const std::string &routing_id = "")
       : socket_(context_, type) {
     socket_.set(zmq::sockopt::linger, 0);
+    if (!routing_id.empty()) socket_.set(zmq::sockopt::routing_id, routing_id);
     socket_.connect(endpoint);
   }
 

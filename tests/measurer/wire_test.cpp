@@ -13,7 +13,7 @@ namespace {
 using wire::MessageType;
 
 std::string envelope(const std::string &fields) { return "{" + fields + "}"; }
-const std::string kHead = R"("protocol": "protuner-measure", "version": 1, )";
+const std::string kHead = R"("protocol": "protuner-measure", "version": 2, )";
 
 // The WireError text parse_message throws for `frame`, or "" when it parses.
 std::string parse_error(const std::string &frame) {
@@ -84,6 +84,43 @@ TEST(Wire, ClientPingIsAnEmptyHeartbeat) {
   EXPECT_TRUE(hb.pending.empty());
 }
 
+TEST(Wire, PingCarriesItsSequenceAndHeartbeatsAcknowledgeOne) {
+  const auto ping =
+      wire::read_heartbeat(wire::parse_message(wire::format_message(wire::ping_message(41))));
+  EXPECT_EQ(ping.seq, 41);
+  EXPECT_TRUE(ping.pending.empty());
+  wire::HeartbeatBody hb{false, 0, "", {"a-1"}, 41};
+  EXPECT_EQ(wire::read_heartbeat(
+                wire::parse_message(wire::format_message(wire::heartbeat_message(hb))))
+                .seq,
+            41);
+  for (const char *seq : {"-3", "\"x\"", "1.5"}) {
+    const wire::Message bad = wire::parse_message(
+        envelope(kHead + R"("type": "heartbeat", "body": {"seq": )" + seq + "}"));
+    EXPECT_THROW(wire::read_heartbeat(bad), wire::WireError) << seq;
+  }
+}
+
+TEST(Wire, CancelNamesTheRequestItCancels) {
+  const wire::Message m =
+      wire::parse_message(wire::format_message(wire::cancel_message("c-7")));
+  EXPECT_EQ(m.type, MessageType::kCancel);
+  EXPECT_EQ(m.id, "c-7");
+  EXPECT_NE(parse_error(envelope(kHead + R"("type": "cancel")")).find("without an 'id'"),
+            std::string::npos);
+}
+
+TEST(Wire, ClientRoutingIdsAreStablePerLinkAndDistinctAcrossClientsAndLinks) {
+  EXPECT_EQ(wire::client_routing_id("00ff00ff00ff00ff", 1),
+            wire::client_routing_id("00ff00ff00ff00ff", 1));
+  EXPECT_NE(wire::client_routing_id("00ff00ff00ff00ff", 1),
+            wire::client_routing_id("00ff00ff00ff00ff", 0));
+  EXPECT_NE(wire::client_routing_id("00ff00ff00ff00ff", 1),
+            wire::client_routing_id("11ff00ff00ff00ff", 1));
+  // ZeroMQ reserves routing ids that start with a zero byte.
+  EXPECT_NE(wire::client_routing_id("00", 0).front(), '\0');
+}
+
 TEST(Wire, GarbageBytesAreNotJson) {
   const std::string garbage("\x01\x02\xff garbage", 12);
   EXPECT_NE(parse_error(garbage).find("not JSON"), std::string::npos) << parse_error(garbage);
@@ -105,9 +142,9 @@ TEST(Wire, WrongOrMissingProtocolIsNamed) {
 
 TEST(Wire, WrongVersionNamesBothVersions) {
   const std::string e = parse_error(
-      envelope(R"("protocol": "protuner-measure", "version": 2, "type": "heartbeat", "id": "a")"));
-  EXPECT_NE(e.find("version 2 is not supported"), std::string::npos) << e;
-  EXPECT_NE(e.find("speaks version 1"), std::string::npos) << e;
+      envelope(R"("protocol": "protuner-measure", "version": 1, "type": "heartbeat", "id": "a")"));
+  EXPECT_NE(e.find("version 1 is not supported"), std::string::npos) << e;
+  EXPECT_NE(e.find("speaks version 2"), std::string::npos) << e;
   EXPECT_NE(parse_error(envelope(R"("protocol": "protuner-measure", "version": "1", "type": "heartbeat")"))
                 .find("'version' must be an integer"),
             std::string::npos);
