@@ -16,6 +16,7 @@
 #include "common/suite.h"
 #include "coordinator/compare.h"
 #include "coordinator/dataset_build.h"
+#include "coordinator/farm_commands.h"
 #include "coordinator/measure_report.h"
 #include "coordinator/submit.h"
 #include "coordinator/train_command.h"
@@ -260,6 +261,7 @@ int main(int argc, char **argv) {
 
   const LearnedCommands learned(cli);  // train, evaluate
   DatasetCommand dataset(cli);  // dataset build, dataset stats
+  const FarmCommands farm(cli);  // coordinator, searcher, status
 
   CLI11_PARSE(cli, argc, argv);
   try {
@@ -273,6 +275,7 @@ int main(int argc, char **argv) {
     if (measure->parsed()) return run_measure(margs);
     if (learned.parsed()) return learned.run();
     if (dataset.parsed()) return dataset.run();
+    if (farm.parsed()) return farm.run();
   } catch (const protuner::Error &e) {
     std::cerr << "protuner: " << e.what() << "\n";
     return 2;

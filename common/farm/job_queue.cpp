@@ -245,10 +245,11 @@ QueueDepths JobQueue::depths() {
   return d;
 }
 
-std::vector<DeadLetter> JobQueue::dead_letters(int count) {
+std::vector<DeadLetter> JobQueue::dead_letters(int count, const std::string &after) {
   std::vector<DeadLetter> out;
-  RedisReply entries = redis_.command(
-      {"XRANGE", jobs_dead_letter_stream(), "-", "+", "COUNT", std::to_string(count)});
+  RedisReply entries = redis_.command({"XRANGE", jobs_dead_letter_stream(),
+                                       after.empty() ? "-" : "(" + after, "+", "COUNT",
+                                       std::to_string(count)});
   for (const RedisReply &entry : entries.elements) {
     if (entry.elements.size() < 2) continue;
     const std::vector<std::string> fields = field_list(entry.elements[1]);

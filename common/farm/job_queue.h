@@ -88,8 +88,9 @@ class JobQueue {
   bool give_up(const Delivery &delivery, const std::string &consumer, const std::string &reason);
 
   QueueDepths depths();
-  // Up to `count` dead-lettered entries, oldest first.
-  std::vector<DeadLetter> dead_letters(int count = 100);
+  // Up to `count` dead-lettered entries, oldest first; with `after` (a dead-letter entry
+  // id), only those after it, so a reader can page through them.
+  std::vector<DeadLetter> dead_letters(int count = 100, const std::string &after = "");
 
  private:
   std::optional<Delivery> reclaim(const std::string &consumer);

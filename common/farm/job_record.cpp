@@ -5,14 +5,19 @@
 
 namespace protuner::farm {
 
+const char *job_kind_name(JobKind kind) {
+  return kind == JobKind::kBaselines ? "baselines" : "search";
+}
+
 bool Job::operator==(const Job &other) const {
-  return suite == other.suite && app == other.app && seed == other.seed &&
+  return kind == other.kind && suite == other.suite && app == other.app && seed == other.seed &&
          library_sha256 == other.library_sha256 && generator == other.generator &&
          params == other.params && budget_ms == other.budget_ms;
 }
 
 std::string job_to_json(const Job &job) {
   return nlohmann::json{{"schema", kLayoutVersion},
+                        {"kind", job_kind_name(job.kind)},
                         {"suite", job.suite},
                         {"app", job.app},
                         {"seed", job.seed},
@@ -26,10 +31,19 @@ std::string job_to_json(const Job &job) {
 Job job_from_json(const std::string &text, const std::string &where) {
   const nlohmann::json object =
       parse_record(text, where, "job",
-                   {"schema", "suite", "app", "seed", "library_sha256", "generator", "params",
+                   {"schema", "kind", "suite", "app", "seed", "library_sha256", "generator", "params",
                     "budget_ms"});
   const RecordFields fields(object, where, "job");
   Job job;
+  const std::string kind = fields.nonempty_string("kind");
+  if (kind == job_kind_name(JobKind::kSearch)) {
+    job.kind = JobKind::kSearch;
+  } else if (kind == job_kind_name(JobKind::kBaselines)) {
+    job.kind = JobKind::kBaselines;
+  } else {
+    throw RecordFormatError(where + ": job field \"kind\" is \"" + kind +
+                            "\", not \"search\" or \"baselines\"");
+  }
   job.suite = fields.nonempty_string("suite");
   job.app = fields.nonempty_string("app");
   job.seed = static_cast<int>(fields.integer("seed", 0, INT32_MAX));

@@ -72,6 +72,32 @@ const json &RecordFields::array(const char *name) const {
   return field(name, json::value_t::array);
 }
 
+std::string RecordFields::string(const char *name) const {
+  return field(name, json::value_t::string).get<std::string>();
+}
+
+std::optional<double> RecordFields::optional_number(const char *name) const {
+  const auto it = object_.find(name);
+  if (it == object_.end()) refuse(std::string("has no \"") + name + "\"");
+  if (it->is_null()) return std::nullopt;
+  if (!it->is_number()) {
+    refuse(std::string("field \"") + name + "\" is " + it->type_name() + ", not a number");
+  }
+  return it->get<double>();
+}
+
+std::vector<std::string> RecordFields::strings(const char *name) const {
+  std::vector<std::string> out;
+  for (const json &item : array(name)) {
+    if (!item.is_string()) {
+      refuse(std::string("field \"") + name + "\" holds " + item.type_name() +
+             ", not strings");
+    }
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
 json string_map_json(const std::map<std::string, std::string> &map) {
   json out = json::object();
   for (const auto &[k, v] : map) out[k] = v;

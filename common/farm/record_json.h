@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/errors.h"
 
@@ -38,6 +40,12 @@ class RecordFields {
   int64_t integer(const char *name, int64_t min, int64_t max) const;
   std::map<std::string, std::string> string_map(const char *name) const;
   const nlohmann::json &array(const char *name) const;
+  // A string that may be empty.
+  std::string string(const char *name) const;
+  // A number, or null for "none".
+  std::optional<double> optional_number(const char *name) const;
+  // An array of strings.
+  std::vector<std::string> strings(const char *name) const;
   // Throws when the object has a field not in `known`.
   void refuse_unknown(const std::set<std::string> &known) const;
 

@@ -15,6 +15,8 @@ std::string suite_key(const std::string &suite_id) { return key("suite:" + suite
 std::string suites_index() { return key("suites"); }
 std::string jobs_stream() { return key("jobs"); }
 std::string jobs_dead_letter_stream() { return key("jobs:dead"); }
+std::string suite_state_key(const std::string &suite_id) { return key("suite-state:" + suite_id); }
+std::string coordinator_lease_key() { return key("coordinator"); }
 
 namespace {
 

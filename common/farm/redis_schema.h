@@ -16,6 +16,12 @@
 //   protuner:v1:jobs                      stream  coordinator         searchers (group "searchers")
 //   protuner:v1:jobs:reasons:<entry>      list    job queue           job queue (dead-lettering)
 //   protuner:v1:jobs:dead                 stream  job queue           status, operators
+//   protuner:v1:suite-state:<id>          hash    coordinator, cancel  coordinator, status, report
+//   protuner:v1:app:<suite>:<app>         hash    coordinator, searchers  all (app_state.h)
+//   protuner:v1:results:<suite>:<app>     hash    searchers           searchers (shared cache), report
+//   protuner:v1:baselines:<suite>:<app>   hash    searchers           status, report
+//   protuner:v1:jobs-done:<suite>:<app>   hash    searchers           coordinator, status
+//   protuner:v1:coordinator               string  coordinators        coordinators (the lease)
 //
 // A suite record is JSON (suite_record.h), written once; the suites index scores each suite
 // id by its submission time (unix ms). Stream entries hold two fields: "schema" (this version, decimal) and "job" (the job as
@@ -23,6 +29,11 @@
 // ended without an ack (job_queue.h). A dead-letter entry holds "schema", "entry" (the
 // original entry id), "job" (its raw text, possibly malformed), "deliveries", "consumer"
 // (its last holder) and "reasons" (a JSON array of strings).
+//
+// A suite's state hash holds "schema", "phase" (queued: its jobs are in the queue; done;
+// cancelled) and "finished_ms". The app hashes, their results, baselines and finished jobs
+// are described field by field in app_state.h. The coordinator lease holds the active
+// coordinator's name and expires unless renewed (coordinator_daemon.h).
 //
 // Libraries are stored content-addressed: the key is the SHA-256 of the file's bytes, so
 // an app's identity everywhere is that hash, never a path, and a stored library is never
@@ -56,6 +67,8 @@ std::string suite_key(const std::string &suite_id);
 std::string suites_index();
 std::string jobs_stream();
 std::string jobs_dead_letter_stream();
+std::string suite_state_key(const std::string &suite_id);
+std::string coordinator_lease_key();
 inline constexpr const char *kSearcherGroup = "searchers";
 
 // Records this build's layout version in an empty database, or checks the recorded one:

@@ -161,7 +161,7 @@ class BeamRun {
   SearchResult run();
 
  private:
-  bool past_deadline() const { return budget_.deadline && Clock::now() >= *budget_.deadline; }
+  bool past_deadline() const { return budget_.expired(); }
   bool advance(std::vector<Node> &beam, int64_t pass, const Effort &effort, bool stop_at_deadline);
   void step(std::vector<Node> &beam, int64_t pass, const Effort &effort);
   std::vector<Node> expand(const std::vector<Node> &beam, const Effort &effort);

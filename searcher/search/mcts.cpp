@@ -138,7 +138,7 @@ class Ensemble {
   }
 
  private:
-  bool out_of_time() const { return budget_.deadline && Clock::now() >= *budget_.deadline; }
+  bool out_of_time() const { return budget_.expired(); }
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   // How long this decision may search: the configured time per Func decision over its

@@ -33,7 +33,7 @@ class RandomRun {
   SearchResult run();
 
  private:
-  bool past_deadline() const { return budget_.deadline && Clock::now() >= *budget_.deadline; }
+  bool past_deadline() const { return budget_.expired(); }
   bool out_of_budget() const {
     return exhausted_ || (budget_.iterations && sampled_ >= *budget_.iterations) || past_deadline();
   }

@@ -5,6 +5,7 @@
 // algorithm by name (search_registry.h) and never depend on one.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -54,6 +55,15 @@ struct SearchBudget {
   // (MCTS: iterations per tree per root decision; beam: passes; random: schedules sampled).
   // With a seed and no deadline, a run is deterministic.
   std::optional<int64_t> iterations;
+  // When set, the search stops as at its deadline once this turns true: a farm job that
+  // was cancelled or handed to another searcher. It must outlive the run.
+  const std::atomic<bool> *stop = nullptr;
+
+  // The deadline has passed, or `stop` is set.
+  bool expired() const {
+    return (stop && stop->load()) ||
+           (deadline && std::chrono::steady_clock::now() >= *deadline);
+  }
 };
 
 // A point of the search trace: the best schedule so far, when it was found.

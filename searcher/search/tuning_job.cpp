@@ -95,8 +95,9 @@ SearchOutcome run_tuning_job(const TuningJob &job,
   }
   // Runs repeat while a measurement can pick between their bests.
   const bool one_run = !measurer || job.iterations.has_value();
-  for (uint64_t s = job.seed; out.seeds.empty() || (!one_run && Clock::now() < job.deadline);
-       ++s) {
+  const auto stopped = [&] { return job.stop && job.stop->load(); };
+  for (uint64_t s = job.seed;
+       out.seeds.empty() || (!one_run && Clock::now() < job.deadline && !stopped()); ++s) {
     std::unique_ptr<Search> search = make_search(job.algorithm);
     // Cost-only algorithms get no measurer, so each runs as its name says; their best is
     // measured here.
@@ -116,6 +117,7 @@ SearchOutcome run_tuning_job(const TuningJob &job,
     SearchBudget budget;
     budget.deadline = job.deadline;
     budget.iterations = job.iterations;
+    budget.stop = job.stop;
     std::optional<SearchResult> result;
     try {
       result = search->run(ctx, budget);

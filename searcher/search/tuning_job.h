@@ -11,6 +11,7 @@
 // runs the search once: nothing but a measurement could pick between runs' bests.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -55,6 +56,8 @@ struct TuningJob {
   uint64_t seed = 0;      // of the first search run; each further run adds one
   int threads = 0;        // search threads; 0: hardware concurrency
   std::chrono::steady_clock::time_point start, deadline;
+  // When set and true, the job ends as at its deadline (SearchBudget::stop).
+  const std::atomic<bool> *stop = nullptr;
   // A repeatable job: the search runs once with this iteration budget
   // (SearchBudget::iterations), and the seeds are measured whatever the time.
   std::optional<int64_t> iterations;

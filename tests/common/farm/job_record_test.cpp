@@ -31,8 +31,11 @@ std::string refusal(const std::string &text) {
 }
 
 TEST(JobRecord, RoundTrips) {
-  const Job job = sample_job();
+  Job job = sample_job();
   EXPECT_EQ(job_from_json(job_to_json(job), "test"), job);
+  job.kind = JobKind::kBaselines;
+  EXPECT_EQ(job_from_json(job_to_json(job), "test").kind, JobKind::kBaselines);
+  EXPECT_FALSE(job_from_json(job_to_json(job), "test") == sample_job());
 }
 
 TEST(JobRecord, RefusesMalformedRecordsNamingTheField) {
@@ -59,6 +62,8 @@ TEST(JobRecord, RefusesMalformedRecordsNamingTheField) {
             std::string::npos);
   EXPECT_NE(refusal(with("\"seed\":2", "\"seed\":2,\"extra\":1")).find("unknown field \"extra\""),
             std::string::npos);
+  EXPECT_EQ(refusal(with("\"kind\":\"search\"", "\"kind\":\"measure\"")),
+            "where: job field \"kind\" is \"measure\", not \"search\" or \"baselines\"");
 }
 
 TEST(JobRecord, RefusesAnotherSchemaVersion) {

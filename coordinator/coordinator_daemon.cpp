@@ -1,0 +1,255 @@
+// The coordinator's lease and its tick: queue new suites, finish due apps, finish suites,
+// count dead-lettered search jobs as done (coordinator_daemon.h).
+#include "coordinator/coordinator_daemon.h"
+
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "common/errors.h"
+#include "common/farm/app_state.h"
+#include "common/farm/job_queue.h"
+#include "common/farm/record_json.h"
+#include "common/farm/redis_schema.h"
+#include "common/farm/suite_record.h"
+#include "common/redis_client.h"
+
+namespace protuner {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Dead letters are read every this many ticks: they are rare, and reading them is a scan.
+constexpr int kDeadLetterEveryTicks = 10;
+
+// KEYS: lease. ARGV: name, lease ms. 1 when `name` holds the lease after the call.
+constexpr const char *kAcquireLease = R"(
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if not holder then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+)";
+
+// KEYS: lease. ARGV: name.
+constexpr const char *kReleaseLease = R"(
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+)";
+
+std::string default_name() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::random_device random;
+  return fmt::format("{}-{}-{:04x}", host, getpid(), random() & 0xffff);
+}
+
+std::string suite_phase(RedisClient &redis, const std::string &suite) {
+  const RedisReply reply = redis.command({"HGET", farm::suite_state_key(suite), "phase"});
+  return reply.is_nil() ? std::string() : reply.str;
+}
+
+// The jobs of one app: its baselines, then one search per seed.
+std::vector<farm::Job> jobs_of(const std::string &suite, const farm::AppRecord &app) {
+  farm::Job job;
+  job.suite = suite;
+  job.app = app.name;
+  job.library_sha256 = app.library_sha256;
+  job.generator = app.generator;
+  job.params = app.params;
+  job.budget_ms = app.budget_ms;
+  std::vector<farm::Job> jobs;
+  job.kind = farm::JobKind::kBaselines;
+  jobs.push_back(job);
+  job.kind = farm::JobKind::kSearch;
+  for (int seed = 0; seed < app.seeds; ++seed) {
+    job.seed = seed;
+    jobs.push_back(job);
+  }
+  return jobs;
+}
+
+}  // namespace
+
+struct CoordinatorDaemon::Impl {
+  Impl(RedisOptions redis_options, CoordinatorOptions opts)
+      : options(std::move(opts)), redis(std::move(redis_options)) {
+    if (options.name.empty()) options.name = default_name();
+    if (options.lease.count() <= 0 || options.tick.count() <= 0 || options.tick * 2 > options.lease) {
+      throw ConfigError("coordinator: the tick (" + std::to_string(options.tick.count()) +
+                        " ms) must be positive and at most half the lease (" +
+                        std::to_string(options.lease.count()) + " ms)");
+    }
+    farm::check_layout(redis);
+    queue = std::make_unique<farm::JobQueue>(redis);
+  }
+
+  bool hold_lease() {
+    return redis.eval(acquire, {farm::coordinator_lease_key()},
+                      {options.name, std::to_string(options.lease.count())})
+               .integer == 1;
+  }
+  void release_lease() {
+    redis.eval(release, {farm::coordinator_lease_key()}, {options.name});
+  }
+
+  void tick(int64_t n);
+  void coordinate_suite(const std::string &id);
+  void settle_dead_letters();
+
+  CoordinatorOptions options;
+  RedisClient redis;
+  std::unique_ptr<farm::JobQueue> queue;
+  RedisScript acquire{"coordinator lease", kAcquireLease};
+  RedisScript release{"coordinator lease release", kReleaseLease};
+  // The last dead-letter entry settled by this process, so each is read once (a restarted
+  // coordinator reads them all again, which is harmless: record_job_done counts once).
+  std::string dead_letter_cursor;
+
+  mutable std::mutex stats_mutex;
+  Stats stats;
+};
+
+CoordinatorDaemon::CoordinatorDaemon(RedisOptions redis, CoordinatorOptions options)
+    : impl_(std::make_unique<Impl>(std::move(redis), std::move(options))) {}
+
+CoordinatorDaemon::~CoordinatorDaemon() = default;
+
+const std::string &CoordinatorDaemon::name() const { return impl_->options.name; }
+
+CoordinatorDaemon::Stats CoordinatorDaemon::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->stats_mutex);
+  return impl_->stats;
+}
+
+void CoordinatorDaemon::run() {
+  Impl &d = *impl_;
+  spdlog::info("coordinator {}: coordinating suites in {}", d.options.name, d.redis.endpoint());
+  bool holding = false, outage = false;
+  for (int64_t n = 0; !stop_requested_.load(); ++n) {
+    try {
+      const bool held = d.hold_lease();
+      if (held && !holding) {
+        spdlog::info("coordinator {}: holding the lease", d.options.name);
+        std::lock_guard<std::mutex> lock(d.stats_mutex);
+        ++d.stats.takeovers;
+      } else if (!held && holding) {
+        spdlog::warn("coordinator {}: lost the lease to another coordinator", d.options.name);
+      }
+      holding = held;
+      if (outage) spdlog::info("coordinator {}: Redis is back", d.options.name);
+      outage = false;
+      if (holding) d.tick(n);
+    } catch (const Error &e) {
+      // Redis is away, or a record is unreadable: every step is repeated on the next tick.
+      if (!outage) spdlog::warn("coordinator {}: {}", d.options.name, e.what());
+      outage = true;
+    }
+    // Sleeps in short steps to see stop() promptly.
+    const auto wake = std::chrono::steady_clock::now() + d.options.tick;
+    while (!stop_requested_.load() && std::chrono::steady_clock::now() < wake) {
+      std::this_thread::sleep_for(std::min(d.options.tick, milliseconds(50)));
+    }
+  }
+  if (holding) {
+    try {
+      d.release_lease();
+    } catch (const Error &e) {
+      spdlog::warn("coordinator {}: cannot release the lease (it lapses by itself): {}",
+                   d.options.name, e.what());
+    }
+  }
+  spdlog::info("coordinator {}: stopped", d.options.name);
+}
+
+void CoordinatorDaemon::Impl::tick(int64_t n) {
+  const RedisReply ids = redis.command({"ZRANGE", farm::suites_index(), "0", "-1"});
+  for (const RedisReply &id : ids.elements) {
+    try {
+      coordinate_suite(id.str);
+    } catch (const farm::RecordFormatError &e) {
+      // One unreadable suite must not hold up the others; it is reported every tick.
+      spdlog::error("coordinator {}: suite {}: {}", options.name, id.str, e.what());
+    }
+  }
+  if (n % kDeadLetterEveryTicks == 0) settle_dead_letters();
+}
+
+void CoordinatorDaemon::Impl::coordinate_suite(const std::string &id) {
+  const std::string phase = suite_phase(redis, id);
+  if (phase == "done" || phase == "cancelled") return;
+  const RedisReply text = redis.command({"GET", farm::suite_key(id)});
+  if (text.is_nil()) throw farm::RecordFormatError(farm::suite_key(id) + " is indexed but missing");
+  const farm::SuiteRecord suite = farm::suite_from_json(text.str, farm::suite_key(id));
+  if (phase.empty()) {
+    int queued = 0;
+    for (const farm::AppRecord &app : suite.apps) {
+      queued += farm::queue_app(redis, id, app.name, app.budget_ms, jobs_of(id, app)) ? 1 : 0;
+    }
+    redis.command({"HSET", farm::suite_state_key(id), "schema",
+                   std::to_string(farm::kLayoutVersion), "phase", "queued"});
+    spdlog::info("coordinator {}: queued suite {} ({} apps, {} new)", options.name, id,
+                 suite.apps.size(), queued);
+    std::lock_guard<std::mutex> lock(stats_mutex);
+    ++stats.suites_queued;
+    return;
+  }
+  bool all_final = true;
+  for (const farm::AppRecord &app : suite.apps) {
+    if (const auto finished = farm::finish_app_if_due(redis, id, app.name)) {
+      const auto state = farm::read_app(redis, id, app.name);
+      spdlog::info("coordinator {}: {}/{} is {}{}", options.name, id, app.name,
+                   farm::app_phase_name(*finished),
+                   state && state->best_ms ? fmt::format(", best {:.3f} ms", *state->best_ms)
+                   : state && !state->error.empty() ? ": " + state->error
+                                                    : std::string());
+      std::lock_guard<std::mutex> lock(stats_mutex);
+      ++stats.apps_finished;
+      continue;
+    }
+    const auto state = farm::read_app(redis, id, app.name);
+    if (!state || !farm::is_final(state->phase)) all_final = false;
+  }
+  if (!all_final) return;
+  redis.command({"EVAL",
+                 "redis.call('HSET', KEYS[1], 'phase', 'done', 'finished_ms', "
+                 "redis.call('TIME')[1] * 1000) return 1",
+                 "1", farm::suite_state_key(id)});
+  spdlog::info("coordinator {}: suite {} is done", options.name, id);
+  std::lock_guard<std::mutex> lock(stats_mutex);
+  ++stats.suites_finished;
+}
+
+void CoordinatorDaemon::Impl::settle_dead_letters() {
+  for (const farm::DeadLetter &dead : queue->dead_letters(100, dead_letter_cursor)) {
+    dead_letter_cursor = dead.entry_id;
+    farm::Job job;
+    try {
+      job = farm::job_from_json(dead.job, farm::jobs_dead_letter_stream() + " " + dead.entry_id);
+    } catch (const Error &) {
+      continue;  // unreadable: no app to count it against
+    }
+    if (job.kind != farm::JobKind::kSearch) continue;
+    farm::JobSummary summary;
+    summary.seed = job.seed;
+    summary.searcher = dead.consumer;
+    summary.errors = dead.reasons;
+    summary.errors.insert(summary.errors.begin(),
+                          "dead-lettered after " + std::to_string(dead.deliveries) + " deliveries");
+    if (farm::record_job_done(redis, job.suite, job.app, summary)) {
+      spdlog::warn("coordinator {}: {}/{} seed {} was dead-lettered; counted as done", options.name,
+                   job.suite, job.app, job.seed);
+    }
+  }
+}
+
+}  // namespace protuner

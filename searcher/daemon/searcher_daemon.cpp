@@ -1,0 +1,389 @@
+// The searcher daemon's loop and its two kinds of jobs (searcher_daemon.h).
+#include "searcher/daemon/searcher_daemon.h"
+
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "common/errors.h"
+#include "common/farm/app_state.h"
+#include "common/farm/library_store.h"
+#include "common/farm/redis_schema.h"
+#include "common/redis_client.h"
+#include "measurer/cache_key.h"
+#include "measurer/measure_json.h"
+#include "searcher/daemon/farm_backend.h"
+#include "searcher/search/search_registry.h"
+
+namespace protuner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// After a Redis failure in the take loop, wait this long before asking again (the client
+// itself reconnects with backoff within one call).
+constexpr milliseconds kOutageRetry{1000};
+
+std::string default_name() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::random_device random;
+  return fmt::format("{}-{}-{:04x}", host, getpid(), random() & 0xffff);
+}
+
+std::string job_label(const farm::Delivery &d) {
+  return fmt::format("{}/{} {} job (seed {}, entry {}, delivery {})", d.job.suite, d.job.app,
+                     farm::job_kind_name(d.job.kind), d.job.seed, d.entry_id, d.deliveries);
+}
+
+// Why a job stopped before its end, as its watcher saw it.
+enum class Interruption { kNone, kLost, kAppFinished, kStopping };
+
+// Heartbeats one job to the queue and watches its app, on its own thread with its own
+// Redis connection, until the job ends. Sets `stop` (the search's) and cancels the
+// measurements when the job must end early.
+class JobWatcher {
+ public:
+  JobWatcher(const RedisOptions &redis, const farm::JobQueueSettings &queue,
+             const farm::Delivery &delivery, std::string consumer, milliseconds interval,
+             MeasurerClient &client, const std::atomic<bool> &daemon_stopping, bool watch_app)
+      : delivery_(delivery),
+        consumer_(std::move(consumer)),
+        interval_(interval),
+        client_(client),
+        daemon_stopping_(daemon_stopping),
+        watch_app_(watch_app) {
+    thread_ = std::thread([this, redis, queue] { loop(redis, queue); });
+  }
+  ~JobWatcher() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  const std::atomic<bool> &stop_flag() const { return stop_; }
+  Interruption interruption() const { return interruption_.load(); }
+
+ private:
+  void interrupt(Interruption why) {
+    Interruption none = Interruption::kNone;
+    interruption_.compare_exchange_strong(none, why);
+    stop_.store(true);
+    client_.cancel_all();
+  }
+
+  void loop(const RedisOptions &options, const farm::JobQueueSettings &settings) {
+    std::unique_ptr<RedisClient> redis;
+    std::unique_ptr<farm::JobQueue> queue;
+    auto next_beat = Clock::now() + interval_;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        // Wakes every 100 ms to see a stopping daemon promptly.
+        cv_.wait_for(lock, milliseconds(100), [this] { return done_; });
+        if (done_) return;
+      }
+      if (daemon_stopping_.load() && !stop_.load()) interrupt(Interruption::kStopping);
+      if (Clock::now() < next_beat) continue;
+      next_beat = Clock::now() + interval_;
+      try {
+        if (!redis) {
+          redis = std::make_unique<RedisClient>(options);
+          queue = std::make_unique<farm::JobQueue>(*redis, settings);
+        }
+        if (!queue->heartbeat(delivery_, consumer_)) {
+          spdlog::warn("searcher {}: {} was handed to another searcher; stopping it", consumer_,
+                       job_label(delivery_));
+          interrupt(Interruption::kLost);
+          continue;
+        }
+        if (!watch_app_) continue;
+        const auto app = farm::read_app(*redis, delivery_.job.suite, delivery_.job.app);
+        if (app && farm::is_final(app->phase) && !stop_.load()) {
+          spdlog::info("searcher {}: {}/{} is {}; stopping its job", consumer_,
+                       delivery_.job.suite, delivery_.job.app, farm::app_phase_name(app->phase));
+          interrupt(Interruption::kAppFinished);
+        }
+      } catch (const Error &e) {
+        // Redis is away: the job goes on, its results wait in the client's retries; the
+        // queue hands it to another searcher only after reclaim_after without a heartbeat.
+        spdlog::warn("searcher {}: cannot heartbeat {}: {}", consumer_, job_label(delivery_),
+                     e.what());
+        redis.reset();
+        queue.reset();
+      }
+    }
+  }
+
+  const farm::Delivery &delivery_;
+  std::string consumer_;
+  milliseconds interval_;
+  MeasurerClient &client_;
+  const std::atomic<bool> &daemon_stopping_;
+  const bool watch_app_;  // search jobs end with their app; baselines are measured anyway
+  std::atomic<bool> stop_{false};
+  std::atomic<Interruption> interruption_{Interruption::kNone};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+// What a job ended with, for the loop to acknowledge or give back.
+struct JobEnd {
+  bool finished = false;  // acknowledge; otherwise give back with `reason`
+  std::string reason;
+};
+
+}  // namespace
+
+struct SearcherDaemon::Impl {
+  Impl(RedisOptions redis_options, SearcherDaemonOptions opts)
+      : options(std::move(opts)),
+        redis_options(std::move(redis_options)),
+        redis(this->redis_options),
+        client(options.measurers, options.client) {
+    if (options.name.empty()) options.name = default_name();
+    if (options.algorithm.empty()) options.algorithm = kDefaultSearch;
+    if (options.library_cache_dir.empty()) {
+      options.library_cache_dir = (std::filesystem::path(default_cache_dir()) / "libraries").string();
+    }
+    if (options.cores <= 0) {
+      options.cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    }
+    make_search(options.algorithm);  // throws ConfigError for an unknown name, now
+    if (options.heartbeat_interval.count() <= 0 ||
+        options.heartbeat_interval * 2 > options.queue.reclaim_after) {
+      throw ConfigError("searcher: the heartbeat interval (" +
+                        std::to_string(options.heartbeat_interval.count()) +
+                        " ms) must be positive and at most half of reclaim_after (" +
+                        std::to_string(options.queue.reclaim_after.count()) +
+                        " ms), or a live searcher's jobs are taken from it");
+    }
+    farm::check_layout(redis);
+    queue = std::make_unique<farm::JobQueue>(redis, options.queue);
+  }
+
+  JobEnd run_search(const farm::Delivery &delivery, JobWatcher &watcher);
+  JobEnd run_baselines(const farm::Delivery &delivery, JobWatcher &watcher);
+  AppSpec fetch_app(const farm::Job &job);
+  void finish(const farm::Delivery &delivery, const JobEnd &end, Interruption interruption);
+
+  SearcherDaemonOptions options;
+  RedisOptions redis_options;
+  RedisClient redis;
+  MeasurerClient client;
+  std::unique_ptr<farm::JobQueue> queue;
+
+  mutable std::mutex stats_mutex;
+  Stats stats;
+};
+
+SearcherDaemon::SearcherDaemon(RedisOptions redis, SearcherDaemonOptions options)
+    : impl_(std::make_unique<Impl>(std::move(redis), std::move(options))) {}
+
+SearcherDaemon::~SearcherDaemon() = default;
+
+const std::string &SearcherDaemon::name() const { return impl_->options.name; }
+
+SearcherDaemon::Stats SearcherDaemon::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->stats_mutex);
+  return impl_->stats;
+}
+
+void SearcherDaemon::run() {
+  Impl &d = *impl_;
+  spdlog::info("searcher {}: serving jobs from {} with {} measurer(s), {}, {} cores", d.options.name,
+               d.redis.endpoint(), d.options.measurers.size(), d.options.algorithm,
+               d.options.cores);
+  bool outage = false;
+  while (!stop_requested_.load()) {
+    std::optional<farm::Delivery> delivery;
+    try {
+      delivery = d.queue->take(d.options.name, d.options.take_block);
+      if (outage) spdlog::info("searcher {}: Redis is back", d.options.name);
+      outage = false;
+    } catch (const Error &e) {
+      if (!outage) spdlog::warn("searcher {}: cannot take a job: {}", d.options.name, e.what());
+      outage = true;
+      std::this_thread::sleep_for(kOutageRetry);
+      continue;
+    }
+    if (!delivery) continue;
+    spdlog::info("searcher {}: took {}", d.options.name, job_label(*delivery));
+    JobEnd end;
+    Interruption interruption = Interruption::kNone;
+    {
+      JobWatcher watcher(d.redis_options, d.options.queue, *delivery, d.options.name,
+                         d.options.heartbeat_interval, d.client, stop_requested_,
+                         delivery->job.kind == farm::JobKind::kSearch);
+      try {
+        end = delivery->job.kind == farm::JobKind::kBaselines ? d.run_baselines(*delivery, watcher)
+                                                               : d.run_search(*delivery, watcher);
+      } catch (const std::exception &e) {
+        end = {false, e.what()};
+      }
+      interruption = watcher.interruption();
+    }
+    d.finish(*delivery, end, interruption);
+  }
+  const Stats s = stats();
+  spdlog::info("searcher {}: stopped after {} jobs done, {} given back, {} lost", d.options.name,
+               s.jobs_done, s.jobs_given_back, s.jobs_lost);
+}
+
+void SearcherDaemon::Impl::finish(const farm::Delivery &delivery, const JobEnd &end,
+                                  Interruption interruption) {
+  std::lock_guard<std::mutex> lock(stats_mutex);
+  try {
+    if (interruption == Interruption::kLost) {
+      ++stats.jobs_lost;  // its new holder acknowledges it
+      return;
+    }
+    if (end.finished) {
+      if (queue->ack(delivery, options.name)) {
+        ++stats.jobs_done;
+        spdlog::info("searcher {}: finished {}", options.name, job_label(delivery));
+      } else {
+        ++stats.jobs_lost;
+      }
+      return;
+    }
+    const std::string reason =
+        interruption == Interruption::kStopping ? "the searcher was stopped" : end.reason;
+    spdlog::warn("searcher {}: giving back {}: {}", options.name, job_label(delivery), reason);
+    queue->give_up(delivery, options.name, options.name + ": " + reason);
+    ++stats.jobs_given_back;
+  } catch (const Error &e) {
+    // Redis is away: the job is reclaimed once its heartbeats are missed.
+    spdlog::error("searcher {}: cannot settle {}: {}", options.name, job_label(delivery), e.what());
+  }
+}
+
+AppSpec SearcherDaemon::Impl::fetch_app(const farm::Job &job) {
+  AppSpec spec;
+  spec.name = job.app;
+  spec.library = farm::fetch_library(redis, job.library_sha256, options.library_cache_dir);
+  spec.generator = job.generator;
+  spec.params = job.params;
+  return spec;
+}
+
+JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatcher &watcher) {
+  const farm::Job &job = delivery.job;
+  const farm::AppStart start = farm::start_app(redis, job.suite, job.app);
+  const farm::AppState &app = start.state;
+  if (farm::is_final(app.phase)) {
+    spdlog::info("searcher {}: {}/{} is already {}", options.name, job.suite, job.app,
+                 farm::app_phase_name(app.phase));
+    return {true, ""};
+  }
+  // The app's clock on this host: the server said `now_ms` a moment ago.
+  const auto now = Clock::now();
+  const auto app_start = now - milliseconds(start.now_ms - app.started_ms.value_or(start.now_ms));
+  const auto app_deadline =
+      now + milliseconds(app.deadline_ms.value_or(start.now_ms + app.budget_ms) - start.now_ms);
+  const double budget_seconds = static_cast<double>(app.budget_ms) / 1000.0;
+
+  const AppSpec spec = fetch_app(job);
+  const PreparedApp prepared = prepare_app(spec, options.cores);
+  client.clear_deadline();
+  client.set_deadline(app_deadline);
+  FarmBackend backend(client, redis, job.suite, job.app, options.name, job.seed);
+  BackendCandidateMeasurer measurer(
+      backend, spec, "host",
+      candidate_measure_settings(options.tune.measure, budget_seconds, options.tune));
+  const SearchOutcome outcome = search_until(
+      prepared, options.algorithm, options.base_seed + static_cast<uint64_t>(job.seed), app_start,
+      search_deadline(app_start, budget_seconds, options.tune), measurer, options.tune, {},
+      &watcher.stop_flag());
+  client.clear_deadline();
+  {
+    std::lock_guard<std::mutex> lock(stats_mutex);
+    stats.measured += backend.stats().measured;
+    stats.cache_hits += backend.stats().cache_hits;
+  }
+  if (watcher.interruption() != Interruption::kNone &&
+      watcher.interruption() != Interruption::kAppFinished) {
+    return {false, "interrupted"};
+  }
+  if (backend.write_failed()) {
+    return {false, std::to_string(backend.stats().write_errors) +
+                       " measurements could not be written to Redis"};
+  }
+  if (const auto failure = measurement_failure(measurer.tally())) {
+    farm::note_app_error(redis, job.suite, job.app, *failure);
+  }
+  farm::JobSummary summary;
+  summary.seed = job.seed;
+  summary.searcher = options.name;
+  if (outcome.best_result && outcome.best_result->ok()) {
+    summary.best_ms = outcome.best_result->timing.min_ms;
+  }
+  summary.measurements = measurer.measurements();
+  summary.errors = outcome.errors;
+  farm::record_job_done(redis, job.suite, job.app, summary);
+  spdlog::info("searcher {}: {}/{} seed {}: best {} ms after {} measurements ({} from the farm's "
+               "cache)",
+               options.name, job.suite, job.app, job.seed,
+               summary.best_ms ? fmt::format("{:.3f}", *summary.best_ms) : std::string("-"),
+               backend.stats().measured, backend.stats().cache_hits);
+  return {true, ""};
+}
+
+JobEnd SearcherDaemon::Impl::run_baselines(const farm::Delivery &delivery, JobWatcher &watcher) {
+  const farm::Job &job = delivery.job;
+  struct Baseline {
+    const char *name;
+    ScheduleSpec schedule;
+  };
+  const std::vector<Baseline> baselines{
+      {"default", {ScheduleKind::kDefault}},
+      {"own", {ScheduleKind::kOwn}},
+      {"Adams2019", {ScheduleKind::kAutoscheduler, "", "Adams2019"}},
+  };
+  const AppSpec spec = fetch_app(job);
+  client.clear_deadline();
+  for (const Baseline &b : baselines) {
+    if (watcher.stop_flag().load()) break;
+    if (farm::has_baseline(redis, job.suite, job.app, b.name)) continue;
+    MeasureRequest request;
+    request.app = spec;
+    request.schedule = b.schedule;
+    request.target = "host";
+    request.settings = options.tune.measure;
+    const MeasureResult result = client.measure(request);
+    if (result.status == MeasureStatus::kCancelled) break;
+    farm::MeasuredCandidate record;
+    record.key = b.name;
+    record.status = status_name(result.status);
+    if (result.ok()) {
+      record.min_ms = result.timing.min_ms;
+      record.median_ms = result.timing.median_ms;
+    }
+    record.error = result.error.substr(0, result.error.find('\n'));
+    record.searcher = options.name;
+    record.result_json = result_to_json(result);
+    farm::record_baseline(redis, job.suite, job.app, record);
+    spdlog::info("searcher {}: {}/{} baseline {}: {}", options.name, job.suite, job.app, b.name,
+                 result.ok() ? fmt::format("{:.3f} ms", result.timing.min_ms)
+                             : std::string(status_name(result.status)) + ": " + record.error);
+  }
+  if (watcher.interruption() != Interruption::kNone &&
+      watcher.interruption() != Interruption::kAppFinished) {
+    return {false, "interrupted"};
+  }
+  return {true, ""};
+}
+
+}  // namespace protuner

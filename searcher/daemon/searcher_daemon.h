@@ -1,0 +1,90 @@
+// The farm's searcher daemon (`protuner searcher`): takes jobs from the job queue
+// (common/farm/job_queue.h), runs each, and writes what it measures to Redis as it goes.
+//
+// A search job runs `protuner tune`'s per-app search (searcher/search/app_tuning.h) on the
+// app fetched by hash from Redis, from the app's budget clock (common/farm/app_state.h:
+// the first search job of an app starts it), measuring through the measurers
+// (MeasurerClient) behind the farm's shared cache (farm_backend.h), and stops a reserve
+// before the app's deadline; measurements still running at the deadline are cancelled. A
+// baselines job measures Halide's default, the generator's own schedule and Adams2019,
+// each once per app, outside the budget.
+//
+// While a job runs, a thread heartbeats it to the queue every `heartbeat_interval` and
+// watches the app: when the job has been handed to another searcher (this one was presumed
+// dead), or the app is finished or cancelled, the job stops at once. A job is acknowledged
+// only after everything it measured is in Redis and its summary is recorded; a job that
+// fails, or a searcher that is stopped, gives the job back with the reason.
+//
+// Thread safety: run() on one thread; stop() from any thread or a signal handler.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/farm/job_queue.h"
+#include "common/redis_options.h"
+#include "searcher/measurement/measurer_client.h"
+#include "searcher/search/app_tuning.h"
+
+namespace protuner {
+
+struct SearcherDaemonOptions {
+  // The consumer name in the queue's group; empty: <hostname>-<pid>-<random>.
+  std::string name;
+  // Measurer daemons' endpoints.
+  std::vector<std::string> measurers;
+  ClientOptions client;
+  // Where fetched generator libraries are cached; empty: protuner's cache folder.
+  std::string library_cache_dir;
+  std::string algorithm;  // a search_registry.h name; empty: kDefaultSearch
+  // The CPUs the measurers time schedules on: the parallelism the space plans for; 0:
+  // this host's hardware concurrency.
+  int cores = 0;
+  // A job's first search seed is this plus the job's seed, so (suite, app, seed) always
+  // runs the same searches.
+  uint64_t base_seed = 1;
+  TuneSettings tune;
+  farm::JobQueueSettings queue;
+  // Heartbeats to the queue (well within queue.reclaim_after) and checks of the app.
+  std::chrono::milliseconds heartbeat_interval{3000};
+  // How long one take() waits for a job before checking stop().
+  std::chrono::milliseconds take_block{2000};
+};
+
+class SearcherDaemon {
+ public:
+  struct Stats {
+    int64_t jobs_done = 0;       // acknowledged
+    int64_t jobs_given_back = 0;  // failed or interrupted, handed back with a reason
+    int64_t jobs_lost = 0;       // taken over by another searcher while running here
+    int64_t measured = 0;        // new measurements written to Redis
+    int64_t cache_hits = 0;      // measurements found in Redis
+  };
+
+  // Connects to Redis and checks its layout (throws IoError, SchemaError), connects to the
+  // measurers (throws ConfigError for a bad endpoint or option).
+  SearcherDaemon(RedisOptions redis, SearcherDaemonOptions options);
+  ~SearcherDaemon();
+  SearcherDaemon(const SearcherDaemon &) = delete;
+  SearcherDaemon &operator=(const SearcherDaemon &) = delete;
+
+  // Takes and runs jobs until stop(); a Redis outage is waited out. A job running at stop()
+  // is given back; run() then returns.
+  void run();
+  // Async-signal-safe.
+  void stop() { stop_requested_.store(true); }
+
+  const std::string &name() const;
+  Stats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::atomic<bool> stop_requested_{false};
+};
+
+}  // namespace protuner

@@ -1,0 +1,222 @@
+// The farm as an operator runs it, every part a real process on loopback: redis-server,
+// protuner-measurerd, `protuner coordinator` and `protuner searcher`, with a suite of the
+// test blur app put in by `protuner submit` and read out by `protuner status --json`.
+//   - A suite runs to the end: baselines measured, the best schedule in Redis is the
+//     fastest candidate measured, every search job counted, the suite done.
+//   - The active coordinator and a searcher mid-search are killed with SIGKILL: the standby
+//     coordinator takes the lease, a second searcher reclaims the job, and the suite still
+//     finishes, with nothing counted twice.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "common/farm/app_state.h"
+#include "common/farm/redis_schema.h"
+#include "common/redis_client.h"
+#include "tests/support/child_process.h"
+#include "tests/support/loopback.h"
+#include "tests/support/run_command.h"
+
+namespace protuner {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+// The app's budget: long enough for a few candidates of the blur app on a loaded 2-core
+// machine, short enough for the test.
+constexpr double kBudgetMinutes = 0.25;
+
+class FarmProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("protuner_farm_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    redis_url_ = "redis://127.0.0.1:" + std::to_string(redis_server_.port());
+    measurer_port_ = testing::free_loopback_port();
+    measurer_ = start({PROTUNER_MEASURERD, "--bind", measurer_endpoint(), "--cache-dir",
+                       (dir_ / "measurer-cache").string(), "--heartbeat-ms", "300",
+                       "--log-level", "warn"},
+                      "measurerd");
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      for (const auto &[name, process] : logs_) {
+        std::cerr << "---- " << name << " ----\n" << process->log() << "\n";
+      }
+    }
+    logs_.clear();
+    fs::remove_all(dir_);
+  }
+
+  std::string measurer_endpoint() const {
+    return "tcp://127.0.0.1:" + std::to_string(measurer_port_);
+  }
+
+  std::shared_ptr<testing::ChildProcess> start(std::vector<std::string> argv,
+                                               const std::string &name) {
+    auto p = std::make_shared<testing::ChildProcess>(std::move(argv),
+                                                     (dir_ / (name + ".log")).string());
+    logs_.emplace_back(name, p);
+    return p;
+  }
+
+  std::shared_ptr<testing::ChildProcess> coordinator(const std::string &name) {
+    return start({PROTUNER_CLI, "coordinator", "--redis", redis_url_, "--name", name,
+                  "--lease-ms", "1500", "--tick-ms", "200"},
+                 name);
+  }
+
+  std::shared_ptr<testing::ChildProcess> searcher(const std::string &name) {
+    return start({PROTUNER_CLI, "--log-level", "debug", "searcher", "--redis", redis_url_,
+                  "--measurer", measurer_endpoint(), "--name", name, "--cores", "1",
+                  "--reclaim-after-ms", "3000", "--heartbeat-ms", "500",
+                  "--library-cache", (dir_ / ("libs-" + name)).string()},
+                 name);
+  }
+
+  // Submits a one-app suite with `seeds` searches; returns its id.
+  std::string submit(int seeds) {
+    const std::string suite = (dir_ / "suite.yaml").string();
+    std::ofstream(suite) << "suite: farm test\n"
+                         << "apps:\n"
+                         << "  - {name: blur, library: " << PROTUNER_TEST_GENERATOR_LIBRARY
+                         << ", generator: test_blur, budget_minutes: " << kBudgetMinutes
+                         << ", seeds: " << seeds << "}\n";
+    const auto r = testing::run_command(std::string(PROTUNER_CLI) + " submit " + suite +
+                                        " --redis " + redis_url_ + " --json");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return json::parse(r.output.substr(r.output.find('{'))).at("id").get<std::string>();
+  }
+
+  json status(const std::string &suite) {
+    const auto r = testing::run_command(std::string(PROTUNER_CLI) + " status " + suite +
+                                        " --redis " + redis_url_ + " --json");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return json::parse(r.output.substr(r.output.find('{')));
+  }
+
+  // Polls status until `done` says so; returns the last status.
+  json wait_for(const std::string &suite, const std::function<bool(const json &)> &done,
+                std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    json s = status(suite);
+    while (!done(s) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(300ms);
+      s = status(suite);
+    }
+    return s;
+  }
+
+  // What every finished suite must show, whoever ran it.
+  void expect_finished_app(const std::string &suite, int seeds) {
+    RedisClient redis("127.0.0.1", redis_server_.port());
+    const auto app = farm::read_app(redis, suite, "blur");
+    ASSERT_TRUE(app);
+    EXPECT_EQ(app->phase, farm::AppPhase::kDone) << app->error;
+    EXPECT_EQ(app->jobs_total, seeds);
+    EXPECT_EQ(app->jobs_done, seeds);
+    ASSERT_TRUE(app->best_ms);
+    // The best is the fastest ok candidate measured while the app ran, and it is stored.
+    const auto candidates = farm::read_candidates(redis, suite, "blur");
+    double fastest = 1e300;
+    int ok = 0;
+    for (const auto &c : candidates) {
+      EXPECT_EQ(c.key, farm::candidate_key(c.schedule_json));
+      if (c.status == "ok") {
+        ++ok;
+        fastest = std::min(fastest, *c.min_ms);
+      }
+    }
+    EXPECT_GT(ok, 0);
+    EXPECT_LE(app->measurements, static_cast<int64_t>(candidates.size()));
+    EXPECT_GE(*app->best_ms, fastest);
+    const auto best = farm::read_candidate(redis, suite, "blur", app->best_key);
+    ASSERT_TRUE(best);
+    EXPECT_EQ(best->min_ms, app->best_ms);
+    EXPECT_NE(json::parse(best->schedule_json).dump(), "null");
+    // The baselines were measured once each.
+    const auto baselines = farm::read_baselines(redis, suite, "blur");
+    for (const char *name : {"default", "own", "Adams2019"}) {
+      ASSERT_EQ(baselines.count(name), 1u) << name;
+      EXPECT_EQ(baselines.at(name).status, "ok") << name << ": " << baselines.at(name).error;
+    }
+    // Nothing is left in the queue.
+    const json s = status(suite);
+    EXPECT_EQ(s.at("phase"), "done");
+    EXPECT_EQ(s.at("queue").at("waiting"), 0);
+    EXPECT_EQ(s.at("queue").at("running"), 0);
+    EXPECT_EQ(s.at("queue").at("dead"), 0);
+  }
+
+  testing::RedisServer redis_server_;
+  fs::path dir_;
+  std::string redis_url_;
+  int measurer_port_ = 0;
+  std::shared_ptr<testing::ChildProcess> measurer_;
+  std::vector<std::pair<std::string, std::shared_ptr<testing::ChildProcess>>> logs_;
+};
+
+bool suite_done(const json &s) { return s.at("phase") == "done"; }
+
+TEST_F(FarmProcessTest, ASuiteRunsToTheEndAndTheDaemonsStopCleanly) {
+  const std::string suite = submit(1);
+  auto coord = coordinator("coordinator-a");
+  auto search = searcher("searcher-a");
+  const json s = wait_for(suite, suite_done, 180s);
+  ASSERT_TRUE(suite_done(s)) << s.dump(2);
+  expect_finished_app(suite, 1);
+  // SIGTERM: both exit 0, and the lease is released at once, not left to lapse.
+  search->signal(SIGTERM);
+  coord->signal(SIGTERM);
+  const auto search_exit = search->wait(15s), coord_exit = coord->wait(15s);
+  ASSERT_TRUE(search_exit && coord_exit);
+  EXPECT_TRUE(WIFEXITED(*search_exit) && WEXITSTATUS(*search_exit) == 0);
+  EXPECT_TRUE(WIFEXITED(*coord_exit) && WEXITSTATUS(*coord_exit) == 0);
+  RedisClient redis("127.0.0.1", redis_server_.port());
+  EXPECT_FALSE(redis.get(farm::coordinator_lease_key()));
+}
+
+TEST_F(FarmProcessTest, KilledCoordinatorAndSearcherAreReplacedAndTheSuiteFinishes) {
+  RedisClient redis("127.0.0.1", redis_server_.port());
+  auto coord_a = coordinator("coordinator-a");
+  // Only one coordinator holds the lease; start the standby once it does.
+  for (int i = 0; i < 100 && !redis.get(farm::coordinator_lease_key()); ++i) {
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(redis.get(farm::coordinator_lease_key()), "coordinator-a");
+  auto coord_b = coordinator("coordinator-b");
+  const std::string suite = submit(1);
+  auto search_a = searcher("searcher-a");
+  // Kill searcher-a once its search has started and measured something.
+  json s = wait_for(
+      suite,
+      [](const json &st) {
+        return !st.at("apps").empty() && st.at("apps")[0].value("measurements", 0) > 0;
+      },
+      120s);
+  ASSERT_GT(s.at("apps")[0].value("measurements", 0), 0) << s.dump(2);
+  search_a->kill();
+  coord_a->kill();
+  auto search_b = searcher("searcher-b");
+  s = wait_for(suite, suite_done, 180s);
+  ASSERT_TRUE(suite_done(s)) << s.dump(2);
+  expect_finished_app(suite, 1);
+  EXPECT_EQ(redis.get(farm::coordinator_lease_key()), "coordinator-b");
+  // searcher-b reclaimed the job searcher-a held and recorded it done.
+  const auto summary = redis.command({"HGET", farm::jobs_done_key(suite, "blur"), "0"});
+  ASSERT_FALSE(summary.is_nil());
+  EXPECT_EQ(json::parse(summary.str).at("searcher"), "searcher-b");
+}
+
+}  // namespace
+}  // namespace protuner
