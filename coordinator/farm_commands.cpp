@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "common/errors.h"
 #include "common/farm/app_state.h"
@@ -17,7 +19,8 @@
 #include "common/redis_client.h"
 #include "common/redis_options.h"
 #include "coordinator/coordinator_daemon.h"
-#include "coordinator/text_table.h"
+#include "coordinator/farm_report.h"
+#include "measurer/cache_key.h"
 #include "searcher/daemon/searcher_daemon.h"
 
 namespace protuner {
@@ -30,9 +33,10 @@ struct FarmCommands::Args {
   // searcher
   SearcherDaemonOptions searcher;
   int64_t reclaim_after_ms = 0, heartbeat_ms = 0;
-  // status
-  std::string suite;
+  // status, report, schedule, cancel
+  std::string suite, app, format = "cpp", library_cache;
   bool json = false;
+  double watch_seconds = 0;
 };
 
 namespace {
@@ -61,6 +65,12 @@ void add_redis_option(CLI::App *cmd, std::string &url) {
       ->capture_default_str();
 }
 
+// Where fetched generator libraries are kept: `given`, or protuner's cache folder.
+std::string library_cache(const std::string &given) {
+  if (!given.empty()) return given;
+  return (std::filesystem::path(default_cache_dir()) / "libraries").string();
+}
+
 int run_coordinator(FarmCommands::Args &a) {
   if (a.lease_ms > 0) a.coordinator.lease = std::chrono::milliseconds(a.lease_ms);
   if (a.tick_ms > 0) a.coordinator.tick = std::chrono::milliseconds(a.tick_ms);
@@ -85,87 +95,51 @@ int run_searcher(FarmCommands::Args &a) {
   return 0;
 }
 
-std::string latest_suite(RedisClient &redis) {
-  const RedisReply ids = redis.command({"ZRANGE", farm::suites_index(), "-1", "-1"});
-  if (ids.elements.empty()) throw ConfigError("status: no suite has been submitted to " + redis.endpoint());
-  return ids.elements[0].str;
+// `status` and `report`: one table or JSON object; with --watch, status reprints until the
+// suite is done or cancelled.
+int run_status(const FarmCommands::Args &a, bool watch) {
+  RedisClient redis(parse_redis_url(a.redis));
+  for (;;) {
+    const FarmSuiteReport report = read_suite_report(redis, a.suite);
+    if (a.json) {
+      std::cout << suite_report_json(report).dump(2) << "\n";
+    } else {
+      print_suite_report(report, std::cout);
+    }
+    std::cout.flush();
+    if (!watch || a.watch_seconds <= 0 || report.phase == "done" || report.phase == "cancelled") {
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(
+        static_cast<int64_t>(a.watch_seconds * 1000)));
+    if (!a.json) std::cout << "\n";
+  }
 }
 
-std::string ms_text(const std::optional<double> &ms) {
-  return ms ? format_fixed(*ms, 3) : std::string("-");
-}
-
-// A baseline's time, or its status when it did not measure ok.
-std::string baseline_text(const std::map<std::string, farm::MeasuredCandidate> &baselines,
-                          const std::string &name) {
-  const auto it = baselines.find(name);
-  if (it == baselines.end()) return "-";
-  return it->second.min_ms ? format_fixed(*it->second.min_ms, 3) : it->second.status;
-}
-
-nlohmann::json number_or_null(const std::optional<double> &v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-int run_status(const FarmCommands::Args &a) {
+int run_schedule(const FarmCommands::Args &a) {
   RedisClient redis(parse_redis_url(a.redis));
   farm::check_layout(redis);
-  const std::string id = a.suite.empty() ? latest_suite(redis) : a.suite;
-  const RedisReply text = redis.command({"GET", farm::suite_key(id)});
-  if (text.is_nil()) throw ConfigError("status: no suite '" + id + "' in " + redis.endpoint());
-  const farm::SuiteRecord suite = farm::suite_from_json(text.str, farm::suite_key(id));
-  const RedisReply phase_reply = redis.command({"HGET", farm::suite_state_key(id), "phase"});
-  const std::string phase = phase_reply.is_nil() ? "submitted" : phase_reply.str;
-  farm::JobQueue queue(redis);
-  const farm::QueueDepths depths = queue.depths();
+  if (a.format == "json") {
+    std::cout << best_schedule_json(redis, a.suite, a.app) << "\n";
+  } else {
+    std::cout << best_schedule_source(redis, a.suite, a.app, library_cache(a.library_cache));
+  }
+  return 0;
+}
 
-  nlohmann::json out{{"suite", id}, {"name", suite.name}, {"phase", phase},
-                     {"queue", {{"waiting", depths.waiting}, {"running", depths.running},
-                                {"dead", depths.dead}}},
-                     {"apps", nlohmann::json::array()}};
-  TextTable table({"app", "phase", "jobs", "measured", "failed", "best ms", "default ms",
-                   "own ms", "Adams2019 ms", "note"});
-  for (const farm::AppRecord &app : suite.apps) {
-    const auto state = farm::read_app(redis, id, app.name);
-    const auto baselines = farm::read_baselines(redis, id, app.name);
-    nlohmann::json baseline_json = nlohmann::json::object();
-    for (const auto &[name, b] : baselines) {
-      baseline_json[name] = {{"status", b.status}, {"min_ms", number_or_null(b.min_ms)}};
-    }
-    if (!state) {
-      out["apps"].push_back({{"name", app.name}, {"phase", "submitted"}});
-      table.add_row({app.name, "submitted", "-", "-", "-", "-", "-", "-", "-", ""});
-      continue;
-    }
-    out["apps"].push_back({{"name", app.name},
-                           {"phase", farm::app_phase_name(state->phase)},
-                           {"jobs_done", state->jobs_done},
-                           {"jobs_total", state->jobs_total},
-                           {"measurements", state->measurements},
-                           {"failures", state->failures},
-                           {"failures_by_status", state->failures_by_status},
-                           {"best_ms", number_or_null(state->best_ms)},
-                           {"best_key", state->best_key},
-                           {"budget_ms", state->budget_ms},
-                           {"deadline_ms", state->deadline_ms ? nlohmann::json(*state->deadline_ms)
-                                                              : nlohmann::json(nullptr)},
-                           {"error", state->error},
-                           {"baselines", baseline_json}});
-    table.add_row({app.name, farm::app_phase_name(state->phase),
-                   std::to_string(state->jobs_done) + "/" + std::to_string(state->jobs_total),
-                   std::to_string(state->measurements), std::to_string(state->failures),
-                   ms_text(state->best_ms), baseline_text(baselines, "default"),
-                   baseline_text(baselines, "own"), baseline_text(baselines, "Adams2019"),
-                   state->error});
+// Cancels the suite: its state first (so the coordinator queues nothing more), then each
+// app that is not final; searchers watching those apps stop their jobs.
+int run_cancel(const FarmCommands::Args &a) {
+  RedisClient redis(parse_redis_url(a.redis));
+  const FarmSuiteReport report = read_suite_report(redis, a.suite);
+  redis.command({"HSET", farm::suite_state_key(report.suite.id), "schema",
+                 std::to_string(farm::kLayoutVersion), "phase", "cancelled"});
+  int cancelled = 0;
+  for (const farm::AppRecord &app : report.suite.apps) {
+    cancelled += farm::cancel_app(redis, report.suite.id, app.name) ? 1 : 0;
   }
-  if (a.json) {
-    std::cout << out.dump(2) << "\n";
-    return 0;
-  }
-  std::cout << "suite '" << suite.name << "' (" << id << "): " << phase << "; queue: "
-            << depths.waiting << " waiting, " << depths.running << " running, " << depths.dead
-            << " dead-lettered\n\n";
-  table.print(std::cout);
+  std::cout << "cancelled suite '" << report.suite.name << "' (" << report.suite.id << "): "
+            << cancelled << " of " << report.suite.apps.size() << " apps were still running\n";
   return 0;
 }
 
@@ -217,18 +191,48 @@ FarmCommands::FarmCommands(CLI::App &cli) : args_(std::make_unique<Args>()) {
   add_redis_option(status_, a.redis);
   status_->add_option("suite", a.suite, "suite id (default: the latest submitted)");
   status_->add_flag("--json", a.json, "print one JSON object");
+  status_->add_option("--watch", a.watch_seconds,
+                      "print again every this many seconds until the suite is done")
+      ->check(CLI::PositiveNumber);
+
+  report_ = cli.add_subcommand(
+      "report", "a suite's best schedules and their speedups over Halide's default, the "
+                "generator's own schedule and Adams2019");
+  add_redis_option(report_, a.redis);
+  report_->add_option("suite", a.suite, "suite id (default: the latest submitted)");
+  report_->add_flag("--json", a.json, "print one JSON object");
+
+  schedule_ = cli.add_subcommand("schedule", "print an app's best schedule as C++ source");
+  add_redis_option(schedule_, a.redis);
+  schedule_->add_option("suite", a.suite, "suite id")->required();
+  schedule_->add_option("app", a.app, "app name")->required();
+  schedule_->add_option("--format", a.format, "cpp (apply_schedule_<app>) or json")
+      ->check(CLI::IsMember({"cpp", "json"}))
+      ->capture_default_str();
+  schedule_->add_option("--library-cache", a.library_cache,
+                        "where the app's library is fetched to (for cpp)");
+
+  cancel_ = cli.add_subcommand("cancel", "stop a suite: nothing more is queued, running jobs end");
+  add_redis_option(cancel_, a.redis);
+  cancel_->add_option("suite", a.suite, "suite id")->required();
 }
 
 FarmCommands::~FarmCommands() = default;
 
 bool FarmCommands::parsed() const {
-  return coordinator_->parsed() || searcher_->parsed() || status_->parsed();
+  for (const CLI::App *cmd : {coordinator_, searcher_, status_, report_, schedule_, cancel_}) {
+    if (cmd->parsed()) return true;
+  }
+  return false;
 }
 
 int FarmCommands::run() const {
   if (coordinator_->parsed()) return run_coordinator(*args_);
   if (searcher_->parsed()) return run_searcher(*args_);
-  return run_status(*args_);
+  if (status_->parsed()) return run_status(*args_, true);
+  if (report_->parsed()) return run_status(*args_, false);
+  if (schedule_->parsed()) return run_schedule(*args_);
+  return run_cancel(*args_);
 }
 
 }  // namespace protuner

@@ -352,6 +352,12 @@ JobEnd SearcherDaemon::Impl::run_baselines(const farm::Delivery &delivery, JobWa
       {"own", {ScheduleKind::kOwn}},
       {"Adams2019", {ScheduleKind::kAutoscheduler, "", "Adams2019"}},
   };
+  if (const auto app = farm::read_app(redis, job.suite, job.app);
+      app && app->phase == farm::AppPhase::kCancelled) {
+    spdlog::info("searcher {}: {}/{} is cancelled; its baselines are not measured", options.name,
+                 job.suite, job.app);
+    return {true, ""};
+  }
   const AppSpec spec = fetch_app(job);
   client.clear_deadline();
   for (const Baseline &b : baselines) {

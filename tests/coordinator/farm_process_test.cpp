@@ -98,9 +98,14 @@ class FarmProcessTest : public ::testing::Test {
     return json::parse(r.output.substr(r.output.find('{'))).at("id").get<std::string>();
   }
 
+  // `protuner <command> <args> --redis URL`.
+  testing::CommandResult cli(const std::string &command, const std::string &args) {
+    return testing::run_command(std::string(PROTUNER_CLI) + " " + command + " " + args +
+                                " --redis " + redis_url_);
+  }
+
   json status(const std::string &suite) {
-    const auto r = testing::run_command(std::string(PROTUNER_CLI) + " status " + suite +
-                                        " --redis " + redis_url_ + " --json");
+    const auto r = cli("status", suite + " --json");
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return json::parse(r.output.substr(r.output.find('{')));
   }
@@ -175,6 +180,37 @@ TEST_F(FarmProcessTest, ASuiteRunsToTheEndAndTheDaemonsStopCleanly) {
   const json s = wait_for(suite, suite_done, 180s);
   ASSERT_TRUE(suite_done(s)) << s.dump(2);
   expect_finished_app(suite, 1);
+
+  // The report agrees with Redis: the best, the baselines and the speedups over them.
+  RedisClient redis("127.0.0.1", redis_server_.port());
+  const auto app = farm::read_app(redis, suite, "blur");
+  const auto baselines = farm::read_baselines(redis, suite, "blur");
+  const auto report_run = cli("report", suite + " --json");
+  ASSERT_EQ(report_run.exit_code, 0) << report_run.output;
+  const json report = json::parse(report_run.output.substr(report_run.output.find('{')));
+  const json &row = report.at("apps").at(0);
+  EXPECT_EQ(row.at("best_ms").get<double>(), *app->best_ms);
+  for (const char *name : {"default", "own", "Adams2019"}) {
+    EXPECT_DOUBLE_EQ(row.at("speedups").at(name).get<double>(),
+                     *baselines.at(name).min_ms / *app->best_ms)
+        << name;
+  }
+  EXPECT_DOUBLE_EQ(report.at("geomean_speedups").at("Adams2019").get<double>(),
+                   row.at("speedups").at("Adams2019").get<double>());
+  // The best schedule, as stored and as C++ source to paste into the generator.
+  const auto schedule_json = cli("schedule", suite + " blur --format json");
+  ASSERT_EQ(schedule_json.exit_code, 0) << schedule_json.output;
+  EXPECT_EQ(json::parse(schedule_json.output),
+            json::parse(farm::read_candidate(redis, suite, "blur", app->best_key)->schedule_json));
+  const auto source = cli("schedule", suite + " blur --library-cache " + (dir_ / "libs").string());
+  ASSERT_EQ(source.exit_code, 0) << source.output;
+  EXPECT_NE(source.output.find("inline void apply_schedule_blur(::Halide::Pipeline"),
+            std::string::npos)
+      << source.output;
+  const auto unknown = cli("schedule", suite + " nope");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("has no app 'nope' (it has: blur)"), std::string::npos)
+      << unknown.output;
   // SIGTERM: both exit 0, and the lease is released at once, not left to lapse.
   search->signal(SIGTERM);
   coord->signal(SIGTERM);
@@ -182,8 +218,32 @@ TEST_F(FarmProcessTest, ASuiteRunsToTheEndAndTheDaemonsStopCleanly) {
   ASSERT_TRUE(search_exit && coord_exit);
   EXPECT_TRUE(WIFEXITED(*search_exit) && WEXITSTATUS(*search_exit) == 0);
   EXPECT_TRUE(WIFEXITED(*coord_exit) && WEXITSTATUS(*coord_exit) == 0);
-  RedisClient redis("127.0.0.1", redis_server_.port());
   EXPECT_FALSE(redis.get(farm::coordinator_lease_key()));
+}
+
+TEST_F(FarmProcessTest, ACancelledSuiteStopsItsRunningJobAndTheSearcherServesOn) {
+  auto coord = coordinator("coordinator-a");
+  auto search = searcher("searcher-a");
+  const std::string suite = submit(1);
+  json s = wait_for(
+      suite, [](const json &st) { return st.at("apps")[0].value("phase", "") == "running"; },
+      120s);
+  ASSERT_EQ(s.at("apps")[0].value("phase", ""), "running") << s.dump(2);
+  const auto cancel = cli("cancel", suite);
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.output;
+  EXPECT_NE(cancel.output.find("1 of 1 apps were still running"), std::string::npos)
+      << cancel.output;
+  // The searcher sees it within a heartbeat and lets the job go.
+  s = wait_for(suite, [](const json &st) { return st.at("queue").at("running") == 0; }, 20s);
+  EXPECT_EQ(s.at("queue").at("running"), 0) << s.dump(2);
+  EXPECT_EQ(s.at("phase"), "cancelled");
+  EXPECT_EQ(s.at("apps")[0].at("phase"), "cancelled");
+  // It is still serving: the next suite runs to the end.
+  const std::string next = submit(1);
+  const json done = wait_for(next, suite_done, 180s);
+  ASSERT_TRUE(suite_done(done)) << done.dump(2);
+  EXPECT_TRUE(search->running());
+  EXPECT_EQ(cli("cancel", "no-such-suite").exit_code, 2);
 }
 
 TEST_F(FarmProcessTest, KilledCoordinatorAndSearcherAreReplacedAndTheSuiteFinishes) {
