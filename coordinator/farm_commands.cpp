@@ -20,6 +20,7 @@
 #include "common/redis_options.h"
 #include "coordinator/coordinator_daemon.h"
 #include "coordinator/farm_report.h"
+#include "coordinator/local_farm.h"
 #include "measurer/cache_key.h"
 #include "searcher/daemon/searcher_daemon.h"
 
@@ -33,6 +34,8 @@ struct FarmCommands::Args {
   // searcher
   SearcherDaemonOptions searcher;
   int64_t reclaim_after_ms = 0, heartbeat_ms = 0;
+  // up
+  LocalFarmOptions up;
   // status, report, schedule, cancel
   std::string suite, app, format = "cpp", library_cache;
   bool json = false;
@@ -44,10 +47,12 @@ namespace {
 // The daemon a signal stops; each stop() is one lock-free atomic store.
 std::atomic<CoordinatorDaemon *> g_coordinator{nullptr};
 std::atomic<SearcherDaemon *> g_searcher{nullptr};
+std::atomic<bool> g_up_stop{false};
 
 extern "C" void on_farm_stop_signal(int) {
   if (CoordinatorDaemon *c = g_coordinator.load()) c->stop();
   if (SearcherDaemon *s = g_searcher.load()) s->stop();
+  g_up_stop.store(true);
 }
 
 void install_stop_handlers() {
@@ -147,6 +152,17 @@ int run_cancel(const FarmCommands::Args &a) {
 
 FarmCommands::FarmCommands(CLI::App &cli) : args_(std::make_unique<Args>()) {
   Args &a = *args_;
+  a.up.suite_path = "apps/demo.yaml";
+  up_ = cli.add_subcommand(
+      "up", "run a suite on an embedded farm on this machine: Redis, a measurer, a coordinator "
+            "and a searcher; Ctrl-C stops it, running it again resumes");
+  up_->add_option("suite", a.up.suite_path, "suite YAML file")->capture_default_str();
+  up_->add_option("--data-dir", a.up.data_dir,
+                  "the farm's Redis data, logs and caches (default: " + default_farm_data_dir() +
+                      ")");
+  up_->add_option("--out", a.up.out_dir, "where the best schedules and report.json go")
+      ->capture_default_str();
+
   coordinator_ = cli.add_subcommand(
       "coordinator", "run the farm's coordinator: queue submitted suites, finish apps and suites");
   add_redis_option(coordinator_, a.redis);
@@ -220,13 +236,18 @@ FarmCommands::FarmCommands(CLI::App &cli) : args_(std::make_unique<Args>()) {
 FarmCommands::~FarmCommands() = default;
 
 bool FarmCommands::parsed() const {
-  for (const CLI::App *cmd : {coordinator_, searcher_, status_, report_, schedule_, cancel_}) {
+  for (const CLI::App *cmd :
+       {up_, coordinator_, searcher_, status_, report_, schedule_, cancel_}) {
     if (cmd->parsed()) return true;
   }
   return false;
 }
 
 int FarmCommands::run() const {
+  if (up_->parsed()) {
+    install_stop_handlers();
+    return run_local_farm(args_->up, g_up_stop);
+  }
   if (coordinator_->parsed()) return run_coordinator(*args_);
   if (searcher_->parsed()) return run_searcher(*args_);
   if (status_->parsed()) return run_status(*args_, true);

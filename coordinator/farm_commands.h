@@ -1,5 +1,7 @@
-// The farm's subcommands: its daemons, and its read-out and control from the command line.
+// The farm's subcommands: the embedded farm, its daemons, and its read-out and control
+// from the command line.
 //
+//   protuner up [suite.yaml] [--data-dir D --out DIR]      (local_farm.h)
 //   protuner coordinator --redis URL [--name N --lease-ms MS --tick-ms MS]
 //   protuner searcher --redis URL --measurer tcp://127.0.0.1:5555 [--measurer ...]
 //                     [--name N --algorithm A --cores N --seed S ...]
@@ -28,7 +30,7 @@ namespace protuner {
 
 class FarmCommands {
  public:
-  // Adds the `coordinator`, `searcher`, `status`, `report`, `schedule` and `cancel`
+  // Adds the `up`, `coordinator`, `searcher`, `status`, `report`, `schedule` and `cancel`
   // subcommands to `cli`.
   explicit FarmCommands(CLI::App &cli);
   ~FarmCommands();
@@ -41,6 +43,7 @@ class FarmCommands {
 
  private:
   std::unique_ptr<Args> args_;
+  CLI::App *up_ = nullptr;
   CLI::App *coordinator_ = nullptr;
   CLI::App *searcher_ = nullptr;
   CLI::App *status_ = nullptr;

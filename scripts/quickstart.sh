@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The README's two commands: install what is missing, build, then either run the demo
-# suite on this machine or run every test.
+# The README's two commands: install what is missing, build, then either tune the demo
+# suite on the embedded farm (`protuner up`) or run every test.
 #
-#   scripts/quickstart.sh demo [suite.yaml]   install, build, tune the suite locally
-#   scripts/quickstart.sh test                install, build, run the whole test suite
+#   scripts/quickstart.sh demo [suite.yaml]   install, build what the demo runs, protuner up
+#   scripts/quickstart.sh test                install, build everything, run every test
 #
 # Environment: PROTUNER_BUILD_DIR (default: build), PROTUNER_JOBS (default: nproc).
 set -euo pipefail
@@ -25,13 +25,14 @@ elif ! bash "$root/scripts/install-deps.sh" >/dev/null 2>&1; then
 fi
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j "$jobs"
 
 case "$mode" in
   demo)
-    exec "$build/bin/protuner" local "${2:-$root/apps/demo.yaml}"
+    cmake --build "$build" -j "$jobs" --target protuner_demo
+    exec "$build/bin/protuner" up "${2:-$root/apps/demo.yaml}"
     ;;
   test)
+    cmake --build "$build" -j "$jobs"
     # Two at a time: the machine class has 2 cores, and several tests JIT-compile.
     exec ctest --test-dir "$build" -j 2 --output-on-failure --timeout 900
     ;;

@@ -16,10 +16,10 @@
 #include <fstream>
 #include <thread>
 
+#include "common/child_process.h"
 #include "common/farm/app_state.h"
 #include "common/farm/redis_schema.h"
 #include "common/redis_client.h"
-#include "tests/support/child_process.h"
 #include "tests/support/loopback.h"
 #include "tests/support/run_command.h"
 
@@ -62,21 +62,22 @@ class FarmProcessTest : public ::testing::Test {
     return "tcp://127.0.0.1:" + std::to_string(measurer_port_);
   }
 
-  std::shared_ptr<testing::ChildProcess> start(std::vector<std::string> argv,
+  std::shared_ptr<ChildProcess> start(std::vector<std::string> argv,
                                                const std::string &name) {
-    auto p = std::make_shared<testing::ChildProcess>(std::move(argv),
-                                                     (dir_ / (name + ".log")).string());
+    ChildProcessOptions options;
+    options.log_path = (dir_ / (name + ".log")).string();
+    auto p = std::make_shared<ChildProcess>(std::move(argv), options);
     logs_.emplace_back(name, p);
     return p;
   }
 
-  std::shared_ptr<testing::ChildProcess> coordinator(const std::string &name) {
+  std::shared_ptr<ChildProcess> coordinator(const std::string &name) {
     return start({PROTUNER_CLI, "coordinator", "--redis", redis_url_, "--name", name,
                   "--lease-ms", "1500", "--tick-ms", "200"},
                  name);
   }
 
-  std::shared_ptr<testing::ChildProcess> searcher(const std::string &name) {
+  std::shared_ptr<ChildProcess> searcher(const std::string &name) {
     return start({PROTUNER_CLI, "--log-level", "debug", "searcher", "--redis", redis_url_,
                   "--measurer", measurer_endpoint(), "--name", name, "--cores", "1",
                   "--reclaim-after-ms", "3000", "--heartbeat-ms", "500",
@@ -167,8 +168,8 @@ class FarmProcessTest : public ::testing::Test {
   fs::path dir_;
   std::string redis_url_;
   int measurer_port_ = 0;
-  std::shared_ptr<testing::ChildProcess> measurer_;
-  std::vector<std::pair<std::string, std::shared_ptr<testing::ChildProcess>>> logs_;
+  std::shared_ptr<ChildProcess> measurer_;
+  std::vector<std::pair<std::string, std::shared_ptr<ChildProcess>>> logs_;
 };
 
 bool suite_done(const json &s) { return s.at("phase") == "done"; }
@@ -276,6 +277,50 @@ TEST_F(FarmProcessTest, KilledCoordinatorAndSearcherAreReplacedAndTheSuiteFinish
   const auto summary = redis.command({"HGET", farm::jobs_done_key(suite, "blur"), "0"});
   ASSERT_FALSE(summary.is_nil());
   EXPECT_EQ(json::parse(summary.str).at("searcher"), "searcher-b");
+}
+
+// `protuner up`: the embedded farm, stopped with Ctrl-C (SIGINT) mid-suite and run again:
+// it resumes the same suite and finishes it, with the schedules and report written.
+TEST_F(FarmProcessTest, UpStopsCleanlyOnSigintAndResumesTheSuite) {
+  const std::string suite = (dir_ / "up.yaml").string();
+  std::ofstream(suite) << "suite: up test\n"
+                       << "apps:\n"
+                       << "  - {name: blur, library: " << PROTUNER_TEST_GENERATOR_LIBRARY
+                       << ", generator: test_blur, budget_minutes: " << kBudgetMinutes << "}\n";
+  const std::string data = (dir_ / "farm").string(), out = (dir_ / "out").string();
+  auto up = start({PROTUNER_CLI, "up", suite, "--data-dir", data, "--out", out}, "up");
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  while (up->log().find(" running ") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_NE(up->log().find(" running "), std::string::npos) << up->log();
+  up->signal(SIGINT);
+  const auto status = up->wait(60s);
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 130) << *status;
+  EXPECT_NE(up->log().find("run the same command again to resume"), std::string::npos);
+  // Every daemon it started has exited: the searcher gave its job back on the way.
+  std::ifstream searcher_in(data + "/logs/searcher.log");
+  const std::string searcher_text((std::istreambuf_iterator<char>(searcher_in)),
+                                  std::istreambuf_iterator<char>());
+  EXPECT_NE(searcher_text.find("the searcher was stopped"), std::string::npos) << searcher_text;
+  EXPECT_NE(searcher_text.find("stopped after"), std::string::npos) << searcher_text;
+
+  const auto again = testing::run_command(std::string(PROTUNER_CLI) + " up " + suite +
+                                          " --data-dir " + data + " --out " + out);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("resuming suite 'up test'"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("geomean"), std::string::npos) << again.output;
+  std::ifstream source(out + "/blur/schedule.h");
+  const std::string text((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("inline void apply_schedule_blur(::Halide::Pipeline"), std::string::npos)
+      << again.output;
+  std::ifstream report_in(out + "/report.json");
+  const json report = json::parse(report_in);
+  EXPECT_EQ(report.at("phase"), "done");
+  EXPECT_EQ(report.at("apps").at(0).at("phase"), "done");
+  EXPECT_TRUE(report.at("apps").at(0).at("speedups").contains("Adams2019")) << report.dump(2);
 }
 
 }  // namespace
