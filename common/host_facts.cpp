@@ -3,9 +3,12 @@
 #include "common/host_target.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <Halide.h>
+#include <fmt/format.h>
 #include <fstream>
+#include <random>
 #include <set>
 #include <utility>
 
@@ -61,6 +64,13 @@ HostFacts detect_host_facts() {
   facts.governor = gov.empty() ? "none" : gov;
   facts.halide_target = host_target().to_string();
   return facts;
+}
+
+std::string unique_process_name() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::random_device random;
+  return fmt::format("{}-{}-{:04x}", host, getpid(), random() & 0xffff);
 }
 
 }  // namespace protuner

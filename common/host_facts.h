@@ -19,4 +19,8 @@ struct HostFacts {
 // Reads the facts from /proc and /sys. Never throws: a fact it cannot read is "unknown".
 HostFacts detect_host_facts();
 
+// A name for this process that no other process of the farm has: <hostname>-<pid>-<4 random
+// hex digits> (the farm's daemons use it when not given a name).
+std::string unique_process_name();
+
 }  // namespace protuner

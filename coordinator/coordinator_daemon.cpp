@@ -2,15 +2,13 @@
 // count dead-lettered search jobs as done (coordinator_daemon.h).
 #include "coordinator/coordinator_daemon.h"
 
-#include <unistd.h>
-
 #include <spdlog/spdlog.h>
 
 #include <mutex>
-#include <random>
 #include <thread>
 
 #include "common/errors.h"
+#include "common/host_facts.h"
 #include "common/farm/app_state.h"
 #include "common/farm/job_queue.h"
 #include "common/farm/record_json.h"
@@ -46,13 +44,6 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 )";
 
-std::string default_name() {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  std::random_device random;
-  return fmt::format("{}-{}-{:04x}", host, getpid(), random() & 0xffff);
-}
-
 std::string suite_phase(RedisClient &redis, const std::string &suite) {
   const RedisReply reply = redis.command({"HGET", farm::suite_state_key(suite), "phase"});
   return reply.is_nil() ? std::string() : reply.str;
@@ -83,7 +74,7 @@ std::vector<farm::Job> jobs_of(const std::string &suite, const farm::AppRecord &
 struct CoordinatorDaemon::Impl {
   Impl(RedisOptions redis_options, CoordinatorOptions opts)
       : options(std::move(opts)), redis(std::move(redis_options)) {
-    if (options.name.empty()) options.name = default_name();
+    if (options.name.empty()) options.name = unique_process_name();
     if (options.lease.count() <= 0 || options.tick.count() <= 0 || options.tick * 2 > options.lease) {
       throw ConfigError("coordinator: the tick (" + std::to_string(options.tick.count()) +
                         " ms) must be positive and at most half the lease (" +

@@ -76,15 +76,21 @@ std::string library_cache(const std::string &given) {
   return (std::filesystem::path(default_cache_dir()) / "libraries").string();
 }
 
+// Runs `daemon` until a signal stops it through `slot`.
+template <class Daemon>
+int run_until_signalled(Daemon &daemon, std::atomic<Daemon *> &slot) {
+  slot.store(&daemon);
+  install_stop_handlers();
+  daemon.run();
+  slot.store(nullptr);
+  return 0;
+}
+
 int run_coordinator(FarmCommands::Args &a) {
   if (a.lease_ms > 0) a.coordinator.lease = std::chrono::milliseconds(a.lease_ms);
   if (a.tick_ms > 0) a.coordinator.tick = std::chrono::milliseconds(a.tick_ms);
   CoordinatorDaemon daemon(parse_redis_url(a.redis), a.coordinator);
-  g_coordinator.store(&daemon);
-  install_stop_handlers();
-  daemon.run();
-  g_coordinator.store(nullptr);
-  return 0;
+  return run_until_signalled(daemon, g_coordinator);
 }
 
 int run_searcher(FarmCommands::Args &a) {
@@ -93,11 +99,7 @@ int run_searcher(FarmCommands::Args &a) {
   }
   if (a.heartbeat_ms > 0) a.searcher.heartbeat_interval = std::chrono::milliseconds(a.heartbeat_ms);
   SearcherDaemon daemon(parse_redis_url(a.redis), a.searcher);
-  g_searcher.store(&daemon);
-  install_stop_handlers();
-  daemon.run();
-  g_searcher.store(nullptr);
-  return 0;
+  return run_until_signalled(daemon, g_searcher);
 }
 
 // `status` and `report`: one table or JSON object; with --watch, status reprints until the

@@ -1,17 +1,15 @@
 // The searcher daemon's loop and its two kinds of jobs (searcher_daemon.h).
 #include "searcher/daemon/searcher_daemon.h"
 
-#include <unistd.h>
-
 #include <spdlog/spdlog.h>
 
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
-#include <random>
 #include <thread>
 
 #include "common/errors.h"
+#include "common/host_facts.h"
 #include "common/farm/app_state.h"
 #include "common/farm/library_store.h"
 #include "common/farm/redis_schema.h"
@@ -30,13 +28,6 @@ using std::chrono::milliseconds;
 // After a Redis failure in the take loop, wait this long before asking again (the client
 // itself reconnects with backoff within one call).
 constexpr milliseconds kOutageRetry{1000};
-
-std::string default_name() {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  std::random_device random;
-  return fmt::format("{}-{}-{:04x}", host, getpid(), random() & 0xffff);
-}
 
 std::string job_label(const farm::Delivery &d) {
   return fmt::format("{}/{} {} job (seed {}, entry {}, delivery {})", d.job.suite, d.job.app,
@@ -153,7 +144,7 @@ struct SearcherDaemon::Impl {
         redis_options(std::move(redis_options)),
         redis(this->redis_options),
         client(options.measurers, options.client) {
-    if (options.name.empty()) options.name = default_name();
+    if (options.name.empty()) options.name = unique_process_name();
     if (options.algorithm.empty()) options.algorithm = kDefaultSearch;
     if (options.library_cache_dir.empty()) {
       options.library_cache_dir = (std::filesystem::path(default_cache_dir()) / "libraries").string();
