@@ -196,19 +196,23 @@ void CoordinatorDaemon::Impl::coordinate_suite(const std::string &id) {
   }
   bool all_final = true;
   for (const farm::AppRecord &app : suite.apps) {
-    if (const auto finished = farm::finish_app_if_due(redis, id, app.name)) {
-      const auto state = farm::read_app(redis, id, app.name);
-      spdlog::info("coordinator {}: {}/{} is {}{}", options.name, id, app.name,
-                   farm::app_phase_name(*finished),
-                   state && state->best_ms ? fmt::format(", best {:.3f} ms", *state->best_ms)
-                   : state && !state->error.empty() ? ": " + state->error
-                                                    : std::string());
-      std::lock_guard<std::mutex> lock(stats_mutex);
-      ++stats.apps_finished;
+    const auto state = farm::read_app(redis, id, app.name);
+    if (state && farm::is_final(state->phase)) continue;
+    const auto finished = farm::finish_app_if_due(redis, id, app.name);
+    if (!finished) {
+      all_final = false;
       continue;
     }
-    const auto state = farm::read_app(redis, id, app.name);
-    if (!state || !farm::is_final(state->phase)) all_final = false;
+    // Read again for the log line only: this happens once per app.
+    const auto final_state = farm::read_app(redis, id, app.name);
+    spdlog::info("coordinator {}: {}/{} is {}{}", options.name, id, app.name,
+                 farm::app_phase_name(*finished),
+                 final_state && final_state->best_ms
+                     ? fmt::format(", best {:.3f} ms", *final_state->best_ms)
+                 : final_state && !final_state->error.empty() ? ": " + final_state->error
+                                                              : std::string());
+    std::lock_guard<std::mutex> lock(stats_mutex);
+    ++stats.apps_finished;
   }
   if (!all_final) return;
   redis.command({"EVAL",

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
-#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -70,12 +69,6 @@ void add_redis_option(CLI::App *cmd, std::string &url) {
       ->capture_default_str();
 }
 
-// Where fetched generator libraries are kept: `given`, or protuner's cache folder.
-std::string library_cache(const std::string &given) {
-  if (!given.empty()) return given;
-  return (std::filesystem::path(default_cache_dir()) / "libraries").string();
-}
-
 // Runs `daemon` until a signal stops it through `slot`.
 template <class Daemon>
 int run_until_signalled(Daemon &daemon, std::atomic<Daemon *> &slot) {
@@ -129,7 +122,7 @@ int run_schedule(const FarmCommands::Args &a) {
   if (a.format == "json") {
     std::cout << best_schedule_json(redis, a.suite, a.app) << "\n";
   } else {
-    std::cout << best_schedule_source(redis, a.suite, a.app, library_cache(a.library_cache));
+    std::cout << best_schedule_source(redis, a.suite, a.app, a.library_cache.empty() ? default_library_cache_dir() : a.library_cache);
   }
   return 0;
 }

@@ -30,12 +30,6 @@ std::string ms_text(const std::optional<double> &ms) {
   return ms ? format_fixed(*ms, 3) : std::string("-");
 }
 
-farm::SuiteRecord read_suite(RedisClient &redis, const std::string &id) {
-  const RedisReply text = redis.command({"GET", farm::suite_key(id)});
-  if (text.is_nil()) throw ConfigError("no suite '" + id + "' in " + redis.endpoint());
-  return farm::suite_from_json(text.str, farm::suite_key(id));
-}
-
 const farm::AppRecord &find_app(const farm::SuiteRecord &suite, const std::string &app) {
   std::string names;
   for (const farm::AppRecord &a : suite.apps) {
@@ -58,6 +52,17 @@ farm::MeasuredCandidate best_of(RedisClient &redis, const std::string &id, const
 
 }  // namespace
 
+farm::SuiteRecord read_suite(RedisClient &redis, const std::string &id) {
+  const RedisReply text = redis.command({"GET", farm::suite_key(id)});
+  if (text.is_nil()) throw ConfigError("no suite '" + id + "' in " + redis.endpoint());
+  return farm::suite_from_json(text.str, farm::suite_key(id));
+}
+
+std::string read_suite_phase(RedisClient &redis, const std::string &id) {
+  const RedisReply phase = redis.command({"HGET", farm::suite_state_key(id), "phase"});
+  return phase.is_nil() ? "submitted" : phase.str;
+}
+
 std::string latest_suite_id(RedisClient &redis) {
   const RedisReply ids = redis.command({"ZRANGE", farm::suites_index(), "-1", "-1"});
   if (ids.elements.empty()) {
@@ -71,8 +76,7 @@ FarmSuiteReport read_suite_report(RedisClient &redis, const std::string &given_i
   const std::string id = given_id.empty() ? latest_suite_id(redis) : given_id;
   FarmSuiteReport r;
   r.suite = read_suite(redis, id);
-  const RedisReply phase = redis.command({"HGET", farm::suite_state_key(id), "phase"});
-  r.phase = phase.is_nil() ? "submitted" : phase.str;
+  r.phase = read_suite_phase(redis, id);
   farm::JobQueue queue(redis);
   r.queue = queue.depths();
   std::map<std::string, std::pair<double, int>> log_sums;  // baseline -> (sum of logs, n)

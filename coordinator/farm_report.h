@@ -40,6 +40,12 @@ struct FarmSuiteReport {
   std::map<std::string, double> geomean_speedups;  // over apps with both times
 };
 
+// The record of suite `id`; throws ConfigError for an unknown suite.
+farm::SuiteRecord read_suite(RedisClient &redis, const std::string &id);
+
+// The phase of suite `id` as FarmSuiteReport::phase names it.
+std::string read_suite_phase(RedisClient &redis, const std::string &id);
+
 // The id of the latest suite submitted; throws ConfigError when there is none.
 std::string latest_suite_id(RedisClient &redis);
 

@@ -2,10 +2,8 @@
 // its final report.
 #include "coordinator/local_farm.h"
 
-#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +20,7 @@
 #include "common/child_process.h"
 #include "common/errors.h"
 #include "common/farm/redis_schema.h"
+#include "common/loopback_port.h"
 #include "common/redis_client.h"
 #include "common/suite.h"
 #include "coordinator/farm_report.h"
@@ -41,22 +40,6 @@ constexpr milliseconds kStopGrace{15000};
 constexpr milliseconds kRedisStartTimeout{20000};
 // `protuner schedule` loads the app and rebuilds its schedule: seconds, for large apps.
 constexpr milliseconds kScheduleSourceTimeout{120000};
-
-int free_loopback_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw IoError("up: cannot create a socket to find a free port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
-    close(fd);
-    throw IoError("up: cannot find a free loopback port");
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 std::vector<int> allowed_cpus() {
   cpu_set_t set;
@@ -192,9 +175,9 @@ class LocalFarm {
 std::optional<std::string> unfinished_suite(RedisClient &redis, const std::string &name) {
   const RedisReply ids = redis.command({"ZRANGE", farm::suites_index(), "0", "-1"});
   for (auto it = ids.elements.rbegin(); it != ids.elements.rend(); ++it) {
-    const FarmSuiteReport report = read_suite_report(redis, it->str);
-    if (report.suite.name != name) continue;
-    if (report.phase == "done" || report.phase == "cancelled") return std::nullopt;
+    if (read_suite(redis, it->str).name != name) continue;
+    const std::string phase = read_suite_phase(redis, it->str);
+    if (phase == "done" || phase == "cancelled") return std::nullopt;
     return it->str;
   }
   return std::nullopt;
@@ -288,7 +271,7 @@ int run_local_farm(const LocalFarmOptions &options, const std::atomic<bool> &sto
     std::cout << "resuming suite '" << suite.name << "' (" << id << ") from " << data.string()
               << "\n";
   } else {
-    id = submit_suite(redis, suite).id;
+    id = store_suite(redis, suite).id;
     std::cout << "submitted suite '" << suite.name << "' (" << id << "): "
               << suite.apps.size() << " apps\n";
   }

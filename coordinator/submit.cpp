@@ -34,6 +34,10 @@ std::string new_suite_id(const std::string &suite_name) {
 
 farm::SuiteRecord submit_suite(RedisClient &redis, const Suite &suite) {
   validate_suite_apps(suite);
+  return store_suite(redis, suite);
+}
+
+farm::SuiteRecord store_suite(RedisClient &redis, const Suite &suite) {
   farm::check_layout(redis);
 
   farm::SuiteRecord record;

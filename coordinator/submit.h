@@ -20,6 +20,11 @@ class RedisClient;
 // written), IoError when Redis fails, SchemaError for a database of another layout.
 farm::SuiteRecord submit_suite(RedisClient &redis, const Suite &suite);
 
+// submit_suite for a suite the caller has already passed through validate_suite_apps
+// (`protuner up` validates before it starts any process). Throws as submit_suite does,
+// less the validation.
+farm::SuiteRecord store_suite(RedisClient &redis, const Suite &suite);
+
 // A suite id: the suite's name (characters other than letters, digits, '.', '_' and '-'
 // replaced by '_') and 8 random hex digits, e.g. "demo-3f9a0c12".
 std::string new_suite_id(const std::string &suite_name);

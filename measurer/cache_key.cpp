@@ -93,6 +93,10 @@ std::string default_cache_dir() {
   return "/tmp/protuner-cache";
 }
 
+std::string default_library_cache_dir() {
+  return (std::filesystem::path(default_cache_dir()) / "libraries").string();
+}
+
 void ensure_directory(const std::string &dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -34,6 +34,10 @@ std::string key_hash(const std::string &text);
 // $XDG_CACHE_HOME/protuner, else $HOME/.cache/protuner, else /tmp/protuner-cache.
 std::string default_cache_dir();
 
+// Where generator libraries fetched from the farm's Redis by hash are kept by default:
+// default_cache_dir()/libraries (library_store.h's fetch_library writes there).
+std::string default_library_cache_dir();
+
 // The folder a measure child compiles its candidate in: <cache>/candidates/<pid>
 // (compiled_candidate.h). The parent removes it when the child has ended, however it ended.
 std::string candidate_dir(const std::string &cache_dir, int pid);

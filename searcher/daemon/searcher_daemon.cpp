@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <condition_variable>
-#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -147,7 +146,7 @@ struct SearcherDaemon::Impl {
     if (options.name.empty()) options.name = unique_process_name();
     if (options.algorithm.empty()) options.algorithm = kDefaultSearch;
     if (options.library_cache_dir.empty()) {
-      options.library_cache_dir = (std::filesystem::path(default_cache_dir()) / "libraries").string();
+      options.library_cache_dir = default_library_cache_dir();
     }
     if (options.cores <= 0) {
       options.cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));

@@ -56,6 +56,11 @@ struct Link {
   milliseconds ping_interval{0};
   std::string instance;       // the daemon's, from its ready message
   int64_t ping_seq = 0;       // the last ping's sequence number
+  // The measurer's load as its last heartbeat gave it (running + queued, all clients), and
+  // when that heartbeat came: other searchers share the measurer, so an idle link here can
+  // still have a queue there.
+  int load = 0;
+  Clock::time_point load_heard;
 
   // The one request outstanding here (index into the batch), if any.
   std::optional<size_t> outstanding;
@@ -96,6 +101,7 @@ struct MeasurerClient::Impl {
   ClientOptions options;
   std::string tag;
   uint64_t next_id = 1;
+  size_t rotation = 0;  // where pick_link starts, so equally loaded measurers take turns
   zmq::context_t context;
   std::vector<Link> links;
   Stats stats;
@@ -116,7 +122,7 @@ class MeasurerClient::Batch {
  private:
   void start_links(Clock::time_point now);
   void assign(Clock::time_point now);
-  std::optional<size_t> pick_link(size_t request) const;
+  std::optional<size_t> pick_link(size_t request, Clock::time_point now) const;
   void poll(Clock::time_point now);
   void receive(Link &link);
   void handle(Link &link, const wire::Message &message, Clock::time_point now);
@@ -139,11 +145,13 @@ class MeasurerClient::Batch {
   std::deque<size_t> waiting_;
   size_t done_ = 0;
   Clock::time_point last_usable_;  // last time some measurer could take work
+  Clock::time_point started_;      // when run() began: heartbeats before it are stale
 };
 
 std::vector<MeasureResult> MeasurerClient::Batch::run() {
   const auto start = Clock::now();
   last_usable_ = start;
+  started_ = start;
   if (!past_deadline(start)) start_links(start);
   while (done_ < requests_.size()) {
     auto now = Clock::now();
@@ -182,12 +190,13 @@ void MeasurerClient::Batch::start_links(Clock::time_point now) {
 void MeasurerClient::Batch::assign(Clock::time_point now) {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     const size_t request = *it;
-    const auto pick = pick_link(request);
+    const auto pick = pick_link(request, now);
     if (!pick) {
       ++it;
       continue;
     }
     Link &link = c_.links[*pick];
+    c_.rotation = *pick + 1;
     const std::string id = c_.tag + "-" + std::to_string(c_.next_id++);
     if (!c_.send(link, wire::measure_message(id, requests_[request]))) {
       ++it;  // the socket would block; try again next turn
@@ -205,18 +214,27 @@ void MeasurerClient::Batch::assign(Clock::time_point now) {
   }
 }
 
-// An idle live measurer this request has not been tried on. A measurer it failed on gets
-// it again only when every usable measurer has failed it: a retry waits for a busy or
-// still-connecting fresh measurer rather than go straight back to the one that just lost
+// The least loaded idle live measurer this request has not been tried on (load as its
+// heartbeats give it, ties taken in turn). When several could take it and one of them has
+// not answered this batch's first ping yet, the choice waits for that answer, up to
+// `load_probe_wait`: a load heard before the batch is stale; so does a choice of a measurer
+// not known to be free while another is still connecting. A measurer the request failed
+// on gets it again only when every usable measurer has failed it: a retry waits for a busy
+// or still-connecting fresh measurer rather than go straight back to the one that just lost
 // it (a connecting one turns live or dead within a few heartbeat intervals).
-std::optional<size_t> MeasurerClient::Batch::pick_link(size_t request) const {
-  std::optional<size_t> fallback;
-  bool fresh_busy = false;
-  for (size_t i = 0; i < c_.links.size(); ++i) {
+std::optional<size_t> MeasurerClient::Batch::pick_link(size_t request,
+                                                      Clock::time_point now) const {
+  std::optional<size_t> best, fallback;
+  bool fresh_busy = false, unheard = false, connecting = false;
+  int candidates = 0;
+  const size_t n = c_.links.size();
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = (c_.rotation + k) % n;
     const Link &l = c_.links[i];
     const bool tried = tried_[request].count(i) > 0;
     if (l.state == LinkState::kConnecting) {
       fresh_busy = fresh_busy || !tried;
+      connecting = connecting || !tried;
       continue;
     }
     if (l.state != LinkState::kLive || !l.draining_id.empty()) continue;
@@ -224,8 +242,22 @@ std::optional<size_t> MeasurerClient::Batch::pick_link(size_t request) const {
       fresh_busy = fresh_busy || !tried;
       continue;
     }
-    if (!tried) return i;
-    if (!fallback) fallback = i;
+    if (tried) {
+      if (!fallback) fallback = i;
+      continue;
+    }
+    ++candidates;
+    unheard = unheard || l.load_heard < started_;
+    if (!best || l.load < c_.links[*best].load) best = i;
+  }
+  if (best) {
+    // Worth waiting for: the loads of the other candidates, or a measurer still connecting
+    // when the best one is not known to be free.
+    const Link &b = c_.links[*best];
+    const bool best_free = b.load_heard >= started_ && b.load == 0;
+    const bool wait = now - started_ < c_.options.load_probe_wait &&
+                      ((candidates > 1 && unheard) || (connecting && !best_free));
+    return wait ? std::nullopt : best;
   }
   return fresh_busy ? std::nullopt : fallback;
 }
@@ -361,6 +393,8 @@ void MeasurerClient::Batch::on_heartbeat(Link &link, const wire::HeartbeatBody &
   const auto held = [&](const std::string &id) {
     return std::find(hb.pending.begin(), hb.pending.end(), id) != hb.pending.end();
   };
+  link.load = hb.queue_length + (hb.busy ? 1 : 0);
+  link.load_heard = now;
   if (!link.draining_id.empty() && !held(link.draining_id)) link.draining_id.clear();
   if (!link.outstanding) return;
   if (link.proof_seq > 0 && hb.seq >= link.proof_seq && !held(link.outstanding_id)) {
@@ -535,7 +569,8 @@ MeasurerClient::MeasurerClient(std::vector<std::string> endpoints, ClientOptions
     : deadline_(kNoDeadline) {
   if (endpoints.empty()) throw ConfigError("measurer client: no measurer endpoints given");
   if (options.heartbeat_interval.count() <= 0 || options.liveness < 1 ||
-      options.max_attempts < 1 || options.no_measurer_timeout.count() <= 0) {
+      options.max_attempts < 1 || options.no_measurer_timeout.count() <= 0 ||
+      options.load_probe_wait.count() < 0) {
     throw ConfigError("measurer client: heartbeat interval, liveness, max attempts and the "
                       "no-measurer timeout must be positive");
   }

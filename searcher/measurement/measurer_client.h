@@ -1,7 +1,8 @@
 // The searcher's side of the measurer service: sends a batch of candidates to one or more
 // measurer daemons (wire.h) and returns every reply, in request order. Measurers are serial,
 // so each gets at most one request at a time from this client; the rest wait here and go
-// to whichever measurer frees up first. A measurer that stops answering heartbeats, that
+// to whichever measurer frees up first, the least loaded first when several are free
+// (measurers are shared: their heartbeats give their queue over all clients). A measurer that stops answering heartbeats, that
 // sits on a request past its deadline, or whose heartbeats show it does not hold a request
 // it was sent, loses that request to another live measurer.
 //
@@ -45,6 +46,10 @@ struct ClientOptions {
   // A dead measurer is reconnected after a backoff that doubles from the heartbeat
   // interval up to this.
   std::chrono::milliseconds max_reconnect_backoff{32000};
+  // At a batch's start, how long the choice among several idle measurers waits for their
+  // answers to the batch's first ping, which carry their current load (other searchers'
+  // requests). One round trip normally; the cap covers a measurer slow to answer.
+  std::chrono::milliseconds load_probe_wait{100};
 };
 
 class MeasurerClient : public MeasurementBackend {

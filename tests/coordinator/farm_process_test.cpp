@@ -6,6 +6,14 @@
 //   - The active coordinator and a searcher mid-search are killed with SIGKILL: the standby
 //     coordinator takes the lease, a second searcher reclaims the job, and the suite still
 //     finishes, with nothing counted twice.
+//   - redis-server (AOF, appendfsync always) is killed with SIGKILL mid-search and started
+//     again: every result Redis had acknowledged is there after the restart, the daemons
+//     reconnect, and the suite finishes.
+//   - The measurer is killed with SIGKILL mid-measurement and started again on its port:
+//     the request in flight is measured again, and the suite finishes.
+//   - Three apps on two searchers and two measurers: every app finishes, both measurers
+//     measure, and each app's wall time stays within its budget + 10%.
+// Every finished app is checked for that budget bound.
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -14,6 +22,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <regex>
 #include <thread>
 
 #include "common/child_process.h"
@@ -34,6 +46,12 @@ using json = nlohmann::json;
 // machine, short enough for the test.
 constexpr double kBudgetMinutes = 0.25;
 
+testing::RedisServerOptions durable_redis() {
+  testing::RedisServerOptions options;
+  options.aof = true;
+  return options;
+}
+
 class FarmProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -42,10 +60,40 @@ class FarmProcessTest : public ::testing::Test {
     fs::create_directories(dir_);
     redis_url_ = "redis://127.0.0.1:" + std::to_string(redis_server_.port());
     measurer_port_ = testing::free_loopback_port();
-    measurer_ = start({PROTUNER_MEASURERD, "--bind", measurer_endpoint(), "--cache-dir",
-                       (dir_ / "measurer-cache").string(), "--heartbeat-ms", "300",
-                       "--log-level", "warn"},
-                      "measurerd");
+    measurer_metrics_port_ = testing::free_loopback_port();
+    measurer_ = start_measurer(measurer_port_, measurer_metrics_port_, "measurerd");
+  }
+
+  // A measurer on 127.0.0.1:port with /metrics on metrics_port; the same name and ports
+  // start it again after a kill.
+  std::shared_ptr<ChildProcess> start_measurer(int port, int metrics_port,
+                                               const std::string &name) {
+    return start({PROTUNER_MEASURERD, "--bind", endpoint(port), "--metrics-port",
+                  std::to_string(metrics_port), "--cache-dir", (dir_ / (name + "-cache")).string(),
+                  "--heartbeat-ms", "300", "--log-level", "info"},
+                 name);
+  }
+
+  static std::string endpoint(int port) { return "tcp://127.0.0.1:" + std::to_string(port); }
+
+  // The value of an unlabelled metric, or the sum of a labelled family, from a measurer's
+  // /metrics; -1 when it does not answer.
+  static double metric(int metrics_port, const std::string &family) {
+    std::string text;
+    try {
+      text = testing::http_get(metrics_port, "/metrics");
+    } catch (const std::exception &) {
+      return -1;
+    }
+    const std::regex line("^" + family + "(\\{[^}]*\\})? ([0-9.eE+-]+)$");
+    double sum = 0;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) {
+      if (!l.empty() && l.back() == '\r') l.pop_back();
+      std::smatch m;
+      if (std::regex_match(l, m, line)) sum += std::stod(m[2]);
+    }
+    return sum;
   }
 
   void TearDown() override {
@@ -58,9 +106,7 @@ class FarmProcessTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  std::string measurer_endpoint() const {
-    return "tcp://127.0.0.1:" + std::to_string(measurer_port_);
-  }
+  std::string measurer_endpoint() const { return endpoint(measurer_port_); }
 
   std::shared_ptr<ChildProcess> start(std::vector<std::string> argv,
                                                const std::string &name) {
@@ -77,22 +123,30 @@ class FarmProcessTest : public ::testing::Test {
                  name);
   }
 
-  std::shared_ptr<ChildProcess> searcher(const std::string &name) {
-    return start({PROTUNER_CLI, "--log-level", "debug", "searcher", "--redis", redis_url_,
-                  "--measurer", measurer_endpoint(), "--name", name, "--cores", "1",
-                  "--reclaim-after-ms", "3000", "--heartbeat-ms", "500",
-                  "--library-cache", (dir_ / ("libs-" + name)).string()},
-                 name);
+  // A searcher on the fixture's measurer, or on `measurers` when given.
+  std::shared_ptr<ChildProcess> searcher(const std::string &name,
+                                         std::vector<std::string> measurers = {}) {
+    if (measurers.empty()) measurers.push_back(measurer_endpoint());
+    std::vector<std::string> argv{PROTUNER_CLI, "--log-level", "debug", "searcher", "--redis",
+                                  redis_url_,   "--name",      name,    "--cores",  "1",
+                                  "--reclaim-after-ms", "3000", "--heartbeat-ms", "500",
+                                  "--library-cache", (dir_ / ("libs-" + name)).string()};
+    for (const std::string &m : measurers) argv.insert(argv.end(), {"--measurer", m});
+    return start(std::move(argv), name);
   }
 
-  // Submits a one-app suite with `seeds` searches; returns its id.
-  std::string submit(int seeds) {
+  // Submits a suite of the test blur app under each of `apps`, each with `seeds` searches;
+  // returns its id.
+  std::string submit(int seeds, const std::vector<std::string> &apps = {"blur"}) {
     const std::string suite = (dir_ / "suite.yaml").string();
-    std::ofstream(suite) << "suite: farm test\n"
-                         << "apps:\n"
-                         << "  - {name: blur, library: " << PROTUNER_TEST_GENERATOR_LIBRARY
-                         << ", generator: test_blur, budget_minutes: " << kBudgetMinutes
-                         << ", seeds: " << seeds << "}\n";
+    std::ofstream out(suite);
+    out << "suite: farm test\napps:\n";
+    for (const std::string &app : apps) {
+      out << "  - {name: " << app << ", library: " << PROTUNER_TEST_GENERATOR_LIBRARY
+          << ", generator: test_blur, budget_minutes: " << kBudgetMinutes
+          << ", seeds: " << seeds << "}\n";
+    }
+    out.close();
     const auto r = testing::run_command(std::string(PROTUNER_CLI) + " submit " + suite +
                                         " --redis " + redis_url_ + " --json");
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -124,16 +178,21 @@ class FarmProcessTest : public ::testing::Test {
   }
 
   // What every finished suite must show, whoever ran it.
-  void expect_finished_app(const std::string &suite, int seeds) {
+  void expect_finished_app(const std::string &suite, int seeds, const std::string &name = "blur") {
+    SCOPED_TRACE(name);
     RedisClient redis("127.0.0.1", redis_server_.port());
-    const auto app = farm::read_app(redis, suite, "blur");
+    const auto app = farm::read_app(redis, suite, name);
     ASSERT_TRUE(app);
     EXPECT_EQ(app->phase, farm::AppPhase::kDone) << app->error;
     EXPECT_EQ(app->jobs_total, seeds);
     EXPECT_EQ(app->jobs_done, seeds);
     ASSERT_TRUE(app->best_ms);
+    // The hard budget: from the first search job's start to the final result.
+    ASSERT_TRUE(app->started_ms && app->finished_ms);
+    EXPECT_EQ(app->budget_ms, std::llround(kBudgetMinutes * 60000));
+    EXPECT_LE(*app->finished_ms - *app->started_ms, app->budget_ms * 11 / 10);
     // The best is the fastest ok candidate measured while the app ran, and it is stored.
-    const auto candidates = farm::read_candidates(redis, suite, "blur");
+    const auto candidates = farm::read_candidates(redis, suite, name);
     double fastest = 1e300;
     int ok = 0;
     for (const auto &c : candidates) {
@@ -146,15 +205,16 @@ class FarmProcessTest : public ::testing::Test {
     EXPECT_GT(ok, 0);
     EXPECT_LE(app->measurements, static_cast<int64_t>(candidates.size()));
     EXPECT_GE(*app->best_ms, fastest);
-    const auto best = farm::read_candidate(redis, suite, "blur", app->best_key);
+    const auto best = farm::read_candidate(redis, suite, name, app->best_key);
     ASSERT_TRUE(best);
     EXPECT_EQ(best->min_ms, app->best_ms);
     EXPECT_NE(json::parse(best->schedule_json).dump(), "null");
     // The baselines were measured once each.
-    const auto baselines = farm::read_baselines(redis, suite, "blur");
-    for (const char *name : {"default", "own", "Adams2019"}) {
-      ASSERT_EQ(baselines.count(name), 1u) << name;
-      EXPECT_EQ(baselines.at(name).status, "ok") << name << ": " << baselines.at(name).error;
+    const auto baselines = farm::read_baselines(redis, suite, name);
+    for (const char *baseline : {"default", "own", "Adams2019"}) {
+      ASSERT_EQ(baselines.count(baseline), 1u) << baseline;
+      EXPECT_EQ(baselines.at(baseline).status, "ok")
+          << baseline << ": " << baselines.at(baseline).error;
     }
     // Nothing is left in the queue.
     const json s = status(suite);
@@ -164,15 +224,20 @@ class FarmProcessTest : public ::testing::Test {
     EXPECT_EQ(s.at("queue").at("dead"), 0);
   }
 
-  testing::RedisServer redis_server_;
+  // Durable as the farm's Redis is: a kill -9 loses nothing it acknowledged.
+  testing::RedisServer redis_server_{durable_redis()};
   fs::path dir_;
   std::string redis_url_;
-  int measurer_port_ = 0;
+  int measurer_port_ = 0, measurer_metrics_port_ = 0;
   std::shared_ptr<ChildProcess> measurer_;
   std::vector<std::pair<std::string, std::shared_ptr<ChildProcess>>> logs_;
 };
 
 bool suite_done(const json &s) { return s.at("phase") == "done"; }
+
+int measurements(const json &s) {
+  return s.at("apps").empty() ? 0 : s.at("apps")[0].value("measurements", 0);
+}
 
 TEST_F(FarmProcessTest, ASuiteRunsToTheEndAndTheDaemonsStopCleanly) {
   const std::string suite = submit(1);
@@ -277,6 +342,102 @@ TEST_F(FarmProcessTest, KilledCoordinatorAndSearcherAreReplacedAndTheSuiteFinish
   const auto summary = redis.command({"HGET", farm::jobs_done_key(suite, "blur"), "0"});
   ASSERT_FALSE(summary.is_nil());
   EXPECT_EQ(json::parse(summary.str).at("searcher"), "searcher-b");
+}
+
+TEST_F(FarmProcessTest, RedisKilledMidSearchKeepsEveryAcknowledgedResult) {
+  auto coord = coordinator("coordinator-a");
+  auto search = searcher("searcher-a");
+  const std::string suite = submit(1);
+  json s = wait_for(suite, [](const json &st) { return measurements(st) >= 2; }, 120s);
+  ASSERT_GE(measurements(s), 2) << s.dump(2);
+
+  // What Redis has acknowledged, read just before it is killed.
+  std::map<std::string, std::string> before;
+  int64_t measured_before = 0;
+  {
+    RedisClient redis("127.0.0.1", redis_server_.port());
+    for (const auto &c : farm::read_candidates(redis, suite, "blur")) {
+      before[c.key] = farm::candidate_to_json(c);
+    }
+    measured_before = farm::read_app(redis, suite, "blur")->measurements;
+  }
+  ASSERT_FALSE(before.empty());
+  redis_server_.kill();
+  std::this_thread::sleep_for(2s);  // the daemons see it gone
+  redis_server_.start();
+  {
+    RedisClient redis("127.0.0.1", redis_server_.port());
+    std::map<std::string, std::string> after;
+    for (const auto &c : farm::read_candidates(redis, suite, "blur")) {
+      after[c.key] = farm::candidate_to_json(c);
+    }
+    for (const auto &[key, text] : before) {
+      ASSERT_EQ(after.count(key), 1u) << "lost " << key;
+      EXPECT_EQ(after.at(key), text);
+    }
+    EXPECT_GE(farm::read_app(redis, suite, "blur")->measurements, measured_before);
+  }
+  // The daemons reconnect and finish the suite.
+  s = wait_for(suite, suite_done, 180s);
+  ASSERT_TRUE(suite_done(s)) << s.dump(2);
+  expect_finished_app(suite, 1);
+  EXPECT_TRUE(coord->running());
+  EXPECT_TRUE(search->running());
+}
+
+TEST_F(FarmProcessTest, MeasurerKilledMidMeasurementIsReplacedAndTheSuiteFinishes) {
+  auto coord = coordinator("coordinator-a");
+  auto search = searcher("searcher-a");
+  const std::string suite = submit(1);
+  // Kill it while it measures a search candidate (the baselines come first).
+  json s = wait_for(suite, [](const json &st) { return measurements(st) >= 1; }, 120s);
+  ASSERT_GE(measurements(s), 1) << s.dump(2);
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (metric(measurer_metrics_port_, "protuner_measurer_busy") != 1 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(metric(measurer_metrics_port_, "protuner_measurer_busy"), 1);
+  measurer_->kill();
+  const int measured_at_kill = measurements(status(suite));
+  std::this_thread::sleep_for(1s);
+  measurer_ = start_measurer(measurer_port_, measurer_metrics_port_, "measurerd-again");
+  s = wait_for(suite, suite_done, 180s);
+  ASSERT_TRUE(suite_done(s)) << s.dump(2);
+  expect_finished_app(suite, 1);
+  // The search went on against the new measurer: it answered requests, and more were
+  // counted after the kill. None is blamed on the measurer.
+  EXPECT_GT(metric(measurer_metrics_port_, "protuner_measurer_requests_total"), 0);
+  EXPECT_GT(measurements(s), measured_at_kill) << s.dump(2);
+  RedisClient redis("127.0.0.1", redis_server_.port());
+  for (const auto &c : farm::read_candidates(redis, suite, "blur")) {
+    EXPECT_NE(c.status, "measurer_error") << c.error;
+  }
+  EXPECT_TRUE(search->running());
+}
+
+TEST_F(FarmProcessTest, ThreeAppsOnTwoSearchersAndTwoMeasurersAllFinishInBudget) {
+  const int second_port = testing::free_loopback_port();
+  const int second_metrics = testing::free_loopback_port();
+  auto second = start_measurer(second_port, second_metrics, "measurerd-b");
+  const std::vector<std::string> measurers{measurer_endpoint(), endpoint(second_port)};
+  auto coord = coordinator("coordinator-a");
+  auto search_a = searcher("searcher-a", measurers);
+  auto search_b = searcher("searcher-b", measurers);
+  const std::vector<std::string> apps{"blur_a", "blur_b", "blur_c"};
+  const std::string suite = submit(1, apps);
+  const json s = wait_for(suite, suite_done, 300s);
+  ASSERT_TRUE(suite_done(s)) << s.dump(2);
+  for (const std::string &app : apps) expect_finished_app(suite, 1, app);
+  // Both searchers ran jobs, and both measurers measured.
+  RedisClient redis("127.0.0.1", redis_server_.port());
+  std::set<std::string> searchers;
+  for (const std::string &app : apps) {
+    for (const auto &c : farm::read_candidates(redis, suite, app)) searchers.insert(c.searcher);
+  }
+  EXPECT_EQ(searchers, (std::set<std::string>{"searcher-a", "searcher-b"}));
+  EXPECT_GT(metric(measurer_metrics_port_, "protuner_measurer_requests_total"), 0);
+  EXPECT_GT(metric(second_metrics, "protuner_measurer_requests_total"), 0);
 }
 
 // `protuner up`: the embedded farm, stopped with Ctrl-C (SIGINT) mid-suite and run again:

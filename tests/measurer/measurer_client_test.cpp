@@ -1,6 +1,6 @@
 // The measurer client against in-process daemons with fake backends (and one hand-made
 // measurer that freezes): results come back in request order, load is spread with one
-// request per measurer at a time, and a measurer that dies, freezes, hangs or shuts down
+// request per measurer at a time, to the measurer other clients leave idle, and a measurer that dies, freezes, hangs or shuts down
 // loses its request to another; what cannot be answered anywhere is a timeout result that
 // says why.
 #include "searcher/measurement/measurer_client.h"
@@ -123,6 +123,28 @@ TEST(MeasurerClient, BatchOverTwoMeasurersReturnsResultsInRequestOrder) {
   EXPECT_LE(a.daemon().stats().max_queue_length, 1);
   EXPECT_LE(b.daemon().stats().max_queue_length, 1);
   EXPECT_EQ(a.state().max_active.load(), 1);
+}
+
+// Measurers are shared by searchers: a measurer another client keeps busy is idle from this
+// client's side, and its heartbeat says it is not. One request at a time (as the search
+// sends them) goes to the measurer with no queue, every time.
+TEST(MeasurerClient, OneRequestAtATimeGoesToTheMeasurerOtherClientsLeaveIdle) {
+  DaemonThread busy, idle;
+  std::thread other([&] {
+    MeasurerClient hog({busy.endpoint()}, fast_client());
+    expect_in_order(hog.measure_batch(fake_batch(1, 1500)), 1);
+  });
+  while (busy.state().started.load() == 0) std::this_thread::sleep_for(5ms);
+  MeasurerClient client({busy.endpoint(), idle.endpoint()}, fast_client());
+  for (int i = 0; i < 3; ++i) {
+    const MeasureResult r = client.measure(testing::fake_request(i, 50));
+    EXPECT_EQ(r.status, MeasureStatus::kOk) << r.error;
+  }
+  other.join();
+  const auto stats = client.stats();
+  EXPECT_EQ(stats.answered[0], 0) << "a request queued behind the other client's";
+  EXPECT_EQ(stats.answered[1], 3);
+  EXPECT_EQ(stats.retried, 0);
 }
 
 TEST(MeasurerClient, SecondBatchReusesTheConnections) {

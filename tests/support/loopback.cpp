@@ -89,12 +89,6 @@ int connect_loopback(int port) {
   return fd;
 }
 
-int free_loopback_port() {
-  int port = 0;
-  close(bound_loopback_socket(port));
-  return port;
-}
-
 LoopbackListener::LoopbackListener(int backlog) {
   fd_ = bound_loopback_socket(port_);
   if (listen(fd_, backlog) != 0) {

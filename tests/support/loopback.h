@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "common/loopback_port.h"
+
 namespace protuner::testing {
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bound with port 0, then released).
-int free_loopback_port();
+// A TCP port on 127.0.0.1 that was free a moment ago (common/loopback_port.h).
+using protuner::free_loopback_port;
 
 // A connected TCP socket to 127.0.0.1:port, or -1 when nothing accepts there.
 int connect_loopback(int port);
