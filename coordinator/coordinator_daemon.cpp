@@ -15,6 +15,7 @@
 #include "common/farm/redis_schema.h"
 #include "common/farm/suite_record.h"
 #include "common/redis_client.h"
+#include "coordinator/coordinator_metrics.h"
 
 namespace protuner {
 namespace {
@@ -72,8 +73,9 @@ std::vector<farm::Job> jobs_of(const std::string &suite, const farm::AppRecord &
 }  // namespace
 
 struct CoordinatorDaemon::Impl {
-  Impl(RedisOptions redis_options, CoordinatorOptions opts)
+  Impl(RedisOptions redis_options, CoordinatorOptions opts, prometheus::Registry *registry)
       : options(std::move(opts)), redis(std::move(redis_options)) {
+    if (registry) metrics = std::make_unique<CoordinatorMetrics>(*registry);
     if (options.name.empty()) options.name = unique_process_name();
     if (options.lease.count() <= 0 || options.tick.count() <= 0 || options.tick * 2 > options.lease) {
       throw ConfigError("coordinator: the tick (" + std::to_string(options.tick.count()) +
@@ -105,13 +107,15 @@ struct CoordinatorDaemon::Impl {
   // The last dead-letter entry settled by this process, so each is read once (a restarted
   // coordinator reads them all again, which is harmless: record_job_done counts once).
   std::string dead_letter_cursor;
+  std::unique_ptr<CoordinatorMetrics> metrics;  // when the daemon was given a registry
 
   mutable std::mutex stats_mutex;
   Stats stats;
 };
 
-CoordinatorDaemon::CoordinatorDaemon(RedisOptions redis, CoordinatorOptions options)
-    : impl_(std::make_unique<Impl>(std::move(redis), std::move(options))) {}
+CoordinatorDaemon::CoordinatorDaemon(RedisOptions redis, CoordinatorOptions options,
+                                     prometheus::Registry *metrics)
+    : impl_(std::make_unique<Impl>(std::move(redis), std::move(options), metrics)) {}
 
 CoordinatorDaemon::~CoordinatorDaemon() = default;
 
@@ -133,10 +137,12 @@ void CoordinatorDaemon::run() {
         spdlog::info("coordinator {}: holding the lease", d.options.name);
         std::lock_guard<std::mutex> lock(d.stats_mutex);
         ++d.stats.takeovers;
+        if (d.metrics) d.metrics->takeover();
       } else if (!held && holding) {
         spdlog::warn("coordinator {}: lost the lease to another coordinator", d.options.name);
       }
       holding = held;
+      if (d.metrics) d.metrics->lease(holding);
       if (outage) spdlog::info("coordinator {}: Redis is back", d.options.name);
       outage = false;
       if (holding) d.tick(n);
@@ -144,6 +150,7 @@ void CoordinatorDaemon::run() {
       // Redis is away, or a record is unreadable: every step is repeated on the next tick.
       if (!outage) spdlog::warn("coordinator {}: {}", d.options.name, e.what());
       outage = true;
+      if (d.metrics) d.metrics->tick_error();
     }
     // Sleeps in short steps to see stop() promptly.
     const auto wake = std::chrono::steady_clock::now() + d.options.tick;
@@ -173,6 +180,7 @@ void CoordinatorDaemon::Impl::tick(int64_t n) {
     }
   }
   if (n % kDeadLetterEveryTicks == 0) settle_dead_letters();
+  if (metrics) metrics->queue_depths(queue->depths());
 }
 
 void CoordinatorDaemon::Impl::coordinate_suite(const std::string &id) {
@@ -192,6 +200,7 @@ void CoordinatorDaemon::Impl::coordinate_suite(const std::string &id) {
                  suite.apps.size(), queued);
     std::lock_guard<std::mutex> lock(stats_mutex);
     ++stats.suites_queued;
+    if (metrics) metrics->suite_queued();
     return;
   }
   bool all_final = true;
@@ -213,6 +222,7 @@ void CoordinatorDaemon::Impl::coordinate_suite(const std::string &id) {
                                                               : std::string());
     std::lock_guard<std::mutex> lock(stats_mutex);
     ++stats.apps_finished;
+    if (metrics) metrics->app_finished(*finished);
   }
   if (!all_final) return;
   redis.command({"EVAL",
@@ -222,6 +232,7 @@ void CoordinatorDaemon::Impl::coordinate_suite(const std::string &id) {
   spdlog::info("coordinator {}: suite {} is done", options.name, id);
   std::lock_guard<std::mutex> lock(stats_mutex);
   ++stats.suites_finished;
+  if (metrics) metrics->suite_finished();
 }
 
 void CoordinatorDaemon::Impl::settle_dead_letters() {

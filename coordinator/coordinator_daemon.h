@@ -22,6 +22,10 @@
 
 #include "common/redis_options.h"
 
+namespace prometheus {
+class Registry;
+}  // namespace prometheus
+
 namespace protuner {
 
 struct CoordinatorOptions {
@@ -44,7 +48,10 @@ class CoordinatorDaemon {
   };
 
   // Connects to Redis and checks its layout: throws IoError, SchemaError, ConfigError.
-  CoordinatorDaemon(RedisOptions redis, CoordinatorOptions options);
+  // Registers its metrics (coordinator_metrics.h) on `metrics` when given; it must outlive
+  // the daemon.
+  CoordinatorDaemon(RedisOptions redis, CoordinatorOptions options,
+                    prometheus::Registry *metrics = nullptr);
   ~CoordinatorDaemon();
   CoordinatorDaemon(const CoordinatorDaemon &) = delete;
   CoordinatorDaemon &operator=(const CoordinatorDaemon &) = delete;

@@ -4,13 +4,16 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include "common/errors.h"
+#include "common/metrics_server.h"
 #include "common/farm/app_state.h"
 #include "common/farm/job_queue.h"
 #include "common/farm/redis_schema.h"
@@ -39,6 +42,8 @@ struct FarmCommands::Args {
   std::string suite, app, format = "cpp", library_cache;
   bool json = false;
   double watch_seconds = 0;
+  // coordinator and searcher: /metrics on 127.0.0.1; -1: none
+  int metrics_port = -1;
 };
 
 namespace {
@@ -69,6 +74,21 @@ void add_redis_option(CLI::App *cmd, std::string &url) {
       ->capture_default_str();
 }
 
+// The daemon's /metrics endpoint on 127.0.0.1, when a port was given.
+std::unique_ptr<MetricsServer> metrics_server(int port, const char *daemon) {
+  if (port < 0) return nullptr;
+  auto server = std::make_unique<MetricsServer>("127.0.0.1:" + std::to_string(port));
+  spdlog::info("{}: metrics on port {}", daemon, server->port());
+  return server;
+}
+
+void add_metrics_option(CLI::App *cmd, int &port) {
+  cmd->add_option("--metrics-port", port,
+                  "port for Prometheus /metrics on 127.0.0.1 (0: any free port; default: no "
+                  "metrics endpoint)")
+      ->check(CLI::NonNegativeNumber);
+}
+
 // Runs `daemon` until a signal stops it through `slot`.
 template <class Daemon>
 int run_until_signalled(Daemon &daemon, std::atomic<Daemon *> &slot) {
@@ -82,7 +102,9 @@ int run_until_signalled(Daemon &daemon, std::atomic<Daemon *> &slot) {
 int run_coordinator(FarmCommands::Args &a) {
   if (a.lease_ms > 0) a.coordinator.lease = std::chrono::milliseconds(a.lease_ms);
   if (a.tick_ms > 0) a.coordinator.tick = std::chrono::milliseconds(a.tick_ms);
-  CoordinatorDaemon daemon(parse_redis_url(a.redis), a.coordinator);
+  const auto metrics = metrics_server(a.metrics_port, "coordinator");
+  CoordinatorDaemon daemon(parse_redis_url(a.redis), a.coordinator,
+                           metrics ? &metrics->registry() : nullptr);
   return run_until_signalled(daemon, g_coordinator);
 }
 
@@ -91,7 +113,9 @@ int run_searcher(FarmCommands::Args &a) {
     a.searcher.queue.reclaim_after = std::chrono::milliseconds(a.reclaim_after_ms);
   }
   if (a.heartbeat_ms > 0) a.searcher.heartbeat_interval = std::chrono::milliseconds(a.heartbeat_ms);
-  SearcherDaemon daemon(parse_redis_url(a.redis), a.searcher);
+  const auto metrics = metrics_server(a.metrics_port, "searcher");
+  SearcherDaemon daemon(parse_redis_url(a.redis), a.searcher,
+                        metrics ? &metrics->registry() : nullptr);
   return run_until_signalled(daemon, g_searcher);
 }
 
@@ -170,6 +194,7 @@ FarmCommands::FarmCommands(CLI::App &cli) : args_(std::make_unique<Args>()) {
   coordinator_->add_option("--tick-ms", a.tick_ms,
                            "how often suites are looked at (default 500; at most half the lease)")
       ->check(CLI::PositiveNumber);
+  add_metrics_option(coordinator_, a.metrics_port);
 
   searcher_ = cli.add_subcommand(
       "searcher", "run a farm searcher: take jobs from Redis, search, measure on the measurers");
@@ -197,6 +222,7 @@ FarmCommands::FarmCommands(CLI::App &cli) : args_(std::make_unique<Args>()) {
       ->check(CLI::PositiveNumber);
   searcher_->add_option("--library-cache", a.searcher.library_cache_dir,
                         "where fetched generator libraries are kept");
+  add_metrics_option(searcher_, a.metrics_port);
 
   status_ = cli.add_subcommand("status", "show a suite's progress in the farm");
   add_redis_option(status_, a.redis);

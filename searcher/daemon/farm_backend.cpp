@@ -5,6 +5,7 @@
 
 #include "common/farm/app_state.h"
 #include "measurer/measure_json.h"
+#include "searcher/daemon/searcher_metrics.h"
 
 namespace protuner {
 namespace {
@@ -22,13 +23,15 @@ std::string first_line(const std::string &text) { return text.substr(0, text.fin
 }  // namespace
 
 FarmBackend::FarmBackend(MeasurementBackend &inner, RedisClient &redis, std::string suite,
-                         std::string app, std::string searcher, int64_t seed)
+                         std::string app, std::string searcher, int64_t seed,
+                         SearcherMetrics *metrics)
     : inner_(inner),
       redis_(redis),
       suite_(std::move(suite)),
       app_(std::move(app)),
       searcher_(std::move(searcher)),
-      seed_(seed) {}
+      seed_(seed),
+      metrics_(metrics) {}
 
 MeasureResult FarmBackend::measure(const MeasureRequest &request) {
   const bool candidate = request.schedule.kind == ScheduleKind::kProtuner;
@@ -40,6 +43,7 @@ MeasureResult FarmBackend::measure(const MeasureRequest &request) {
         MeasureResult hit = result_from_json(stored->result_json);
         hit.from_cache = true;
         ++stats_.cache_hits;
+        if (metrics_) metrics_->cache_hit();
         return hit;
       }
     } catch (const Error &e) {
@@ -67,8 +71,10 @@ MeasureResult FarmBackend::measure(const MeasureRequest &request) {
   try {
     farm::record_candidate(redis_, suite_, app_, record);
     ++stats_.measured;
+    if (metrics_) metrics_->measured(result.status);
   } catch (const Error &e) {
     ++stats_.write_errors;
+    if (metrics_) metrics_->write_error();
     spdlog::error("{}: a measurement could not be written to Redis: {}", app_, e.what());
   }
   return result;

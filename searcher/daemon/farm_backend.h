@@ -17,6 +17,7 @@
 namespace protuner {
 
 class RedisClient;
+class SearcherMetrics;
 
 class FarmBackend : public MeasurementBackend {
  public:
@@ -28,10 +29,10 @@ class FarmBackend : public MeasurementBackend {
     int64_t write_errors = 0;  // answers Redis could not take (see write_failed())
   };
 
-  // `searcher` and `seed` are recorded with every candidate. The arguments must outlive
-  // the backend.
+  // `searcher` and `seed` are recorded with every candidate; each answer is also counted
+  // on `metrics` when given. The arguments must outlive the backend.
   FarmBackend(MeasurementBackend &inner, RedisClient &redis, std::string suite, std::string app,
-              std::string searcher, int64_t seed);
+              std::string searcher, int64_t seed, SearcherMetrics *metrics = nullptr);
 
   MeasureResult measure(const MeasureRequest &request) override;
 
@@ -45,6 +46,7 @@ class FarmBackend : public MeasurementBackend {
   RedisClient &redis_;
   std::string suite_, app_, searcher_;
   int64_t seed_;
+  SearcherMetrics *metrics_;
   Stats stats_;
 };
 

@@ -16,6 +16,7 @@
 #include "measurer/cache_key.h"
 #include "measurer/measure_json.h"
 #include "searcher/daemon/farm_backend.h"
+#include "searcher/daemon/searcher_metrics.h"
 #include "searcher/search/search_registry.h"
 
 namespace protuner {
@@ -138,11 +139,12 @@ struct JobEnd {
 }  // namespace
 
 struct SearcherDaemon::Impl {
-  Impl(RedisOptions redis_options, SearcherDaemonOptions opts)
+  Impl(RedisOptions redis_options, SearcherDaemonOptions opts, prometheus::Registry *registry)
       : options(std::move(opts)),
         redis_options(std::move(redis_options)),
         redis(this->redis_options),
         client(options.measurers, options.client) {
+    if (registry) metrics = std::make_unique<SearcherMetrics>(*registry);
     if (options.name.empty()) options.name = unique_process_name();
     if (options.algorithm.empty()) options.algorithm = kDefaultSearch;
     if (options.library_cache_dir.empty()) {
@@ -174,13 +176,15 @@ struct SearcherDaemon::Impl {
   RedisClient redis;
   MeasurerClient client;
   std::unique_ptr<farm::JobQueue> queue;
+  std::unique_ptr<SearcherMetrics> metrics;  // when the daemon was given a registry
 
   mutable std::mutex stats_mutex;
   Stats stats;
 };
 
-SearcherDaemon::SearcherDaemon(RedisOptions redis, SearcherDaemonOptions options)
-    : impl_(std::make_unique<Impl>(std::move(redis), std::move(options))) {}
+SearcherDaemon::SearcherDaemon(RedisOptions redis, SearcherDaemonOptions options,
+                               prometheus::Registry *metrics)
+    : impl_(std::make_unique<Impl>(std::move(redis), std::move(options), metrics)) {}
 
 SearcherDaemon::~SearcherDaemon() = default;
 
@@ -211,6 +215,7 @@ void SearcherDaemon::run() {
     }
     if (!delivery) continue;
     spdlog::info("searcher {}: took {}", d.options.name, job_label(*delivery));
+    if (d.metrics) d.metrics->job_started();
     JobEnd end;
     Interruption interruption = Interruption::kNone;
     {
@@ -235,17 +240,23 @@ void SearcherDaemon::run() {
 void SearcherDaemon::Impl::finish(const farm::Delivery &delivery, const JobEnd &end,
                                   Interruption interruption) {
   std::lock_guard<std::mutex> lock(stats_mutex);
+  const auto ended = [&](JobOutcome outcome) {
+    if (metrics) metrics->job_ended(delivery.job.kind, outcome);
+  };
   try {
     if (interruption == Interruption::kLost) {
       ++stats.jobs_lost;  // its new holder acknowledges it
+      ended(JobOutcome::kLost);
       return;
     }
     if (end.finished) {
       if (queue->ack(delivery, options.name)) {
         ++stats.jobs_done;
+        ended(JobOutcome::kDone);
         spdlog::info("searcher {}: finished {}", options.name, job_label(delivery));
       } else {
         ++stats.jobs_lost;
+        ended(JobOutcome::kLost);
       }
       return;
     }
@@ -254,7 +265,9 @@ void SearcherDaemon::Impl::finish(const farm::Delivery &delivery, const JobEnd &
     spdlog::warn("searcher {}: giving back {}: {}", options.name, job_label(delivery), reason);
     queue->give_up(delivery, options.name, options.name + ": " + reason);
     ++stats.jobs_given_back;
+    ended(JobOutcome::kGivenBack);
   } catch (const Error &e) {
+    ended(JobOutcome::kGivenBack);
     // Redis is away: the job is reclaimed once its heartbeats are missed.
     spdlog::error("searcher {}: cannot settle {}: {}", options.name, job_label(delivery), e.what());
   }
@@ -289,7 +302,7 @@ JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatch
   const PreparedApp prepared = prepare_app(spec, options.cores);
   client.clear_deadline();
   client.set_deadline(app_deadline);
-  FarmBackend backend(client, redis, job.suite, job.app, options.name, job.seed);
+  FarmBackend backend(client, redis, job.suite, job.app, options.name, job.seed, metrics.get());
   BackendCandidateMeasurer measurer(
       backend, spec, "host",
       candidate_measure_settings(options.tune.measure, budget_seconds, options.tune));

@@ -30,6 +30,10 @@
 #include "searcher/measurement/measurer_client.h"
 #include "searcher/search/app_tuning.h"
 
+namespace prometheus {
+class Registry;
+}  // namespace prometheus
+
 namespace protuner {
 
 struct SearcherDaemonOptions {
@@ -66,8 +70,10 @@ class SearcherDaemon {
   };
 
   // Connects to Redis and checks its layout (throws IoError, SchemaError), connects to the
-  // measurers (throws ConfigError for a bad endpoint or option).
-  SearcherDaemon(RedisOptions redis, SearcherDaemonOptions options);
+  // measurers (throws ConfigError for a bad endpoint or option). Registers its metrics
+  // (searcher_metrics.h) on `metrics` when given; it must outlive the daemon.
+  SearcherDaemon(RedisOptions redis, SearcherDaemonOptions options,
+                 prometheus::Registry *metrics = nullptr);
   ~SearcherDaemon();
   SearcherDaemon(const SearcherDaemon &) = delete;
   SearcherDaemon &operator=(const SearcherDaemon &) = delete;

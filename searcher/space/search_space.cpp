@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -189,9 +190,13 @@ const VarPairs &var_pairs(uint64_t space, int v, int64_t e, int64_t lanes,
     std::optional<VarPairs> pairs;
   };
   constexpr size_t kEntries = 64;
-  thread_local std::array<Entry, kEntries> cache;
+  // On the heap, not in static TLS: every thread of the process reserves the executable's
+  // static TLS on its stack, and libraries that start threads with small fixed stacks
+  // (civetweb's, serving /metrics) fail to start them when that TLS is large.
+  thread_local std::unique_ptr<std::array<Entry, kEntries>> cache;
+  if (!cache) cache = std::make_unique<std::array<Entry, kEntries>>();
   const bool first_var = v == 0;
-  Entry &entry = cache[static_cast<size_t>(e * 2 + first_var) % kEntries];
+  Entry &entry = (*cache)[static_cast<size_t>(e * 2 + first_var) % kEntries];
   if (entry.space != space || entry.first_var != first_var || entry.extent != e ||
       entry.lanes != lanes) {
     entry.pairs.emplace(v, e, lanes, o);

@@ -2,7 +2,8 @@
 // protuner-measurerd, `protuner coordinator` and `protuner searcher`, with a suite of the
 // test blur app put in by `protuner submit` and read out by `protuner status --json`.
 //   - A suite runs to the end: baselines measured, the best schedule in Redis is the
-//     fastest candidate measured, every search job counted, the suite done.
+//     fastest candidate measured, every search job counted, the suite done; the
+//     coordinator's and searcher's /metrics agree with Redis.
 //   - The active coordinator and a searcher mid-search are killed with SIGKILL: the standby
 //     coordinator takes the lease, a second searcher reclaims the job, and the suite still
 //     finishes, with nothing counted twice.
@@ -76,9 +77,10 @@ class FarmProcessTest : public ::testing::Test {
 
   static std::string endpoint(int port) { return "tcp://127.0.0.1:" + std::to_string(port); }
 
-  // The value of an unlabelled metric, or the sum of a labelled family, from a measurer's
-  // /metrics; -1 when it does not answer.
-  static double metric(int metrics_port, const std::string &family) {
+  // The sum of a metric family's samples on a daemon's /metrics, only those whose labels
+  // contain `labels` when given (e.g. `outcome="done"`); -1 when it does not answer.
+  static double metric(int metrics_port, const std::string &family,
+                       const std::string &labels = "") {
     std::string text;
     try {
       text = testing::http_get(metrics_port, "/metrics");
@@ -91,7 +93,9 @@ class FarmProcessTest : public ::testing::Test {
     for (std::string l; std::getline(in, l);) {
       if (!l.empty() && l.back() == '\r') l.pop_back();
       std::smatch m;
-      if (std::regex_match(l, m, line)) sum += std::stod(m[2]);
+      if (std::regex_match(l, m, line) && m[1].str().find(labels) != std::string::npos) {
+        sum += std::stod(m[2]);
+      }
     }
     return sum;
   }
@@ -117,21 +121,26 @@ class FarmProcessTest : public ::testing::Test {
     return p;
   }
 
-  std::shared_ptr<ChildProcess> coordinator(const std::string &name) {
-    return start({PROTUNER_CLI, "coordinator", "--redis", redis_url_, "--name", name,
-                  "--lease-ms", "1500", "--tick-ms", "200"},
-                 name);
+  // A coordinator, with /metrics on `metrics_port` when one is given.
+  std::shared_ptr<ChildProcess> coordinator(const std::string &name, int metrics_port = -1) {
+    std::vector<std::string> argv{PROTUNER_CLI, "coordinator", "--redis", redis_url_, "--name",
+                                  name, "--lease-ms", "1500", "--tick-ms", "200"};
+    if (metrics_port >= 0) argv.insert(argv.end(), {"--metrics-port", std::to_string(metrics_port)});
+    return start(std::move(argv), name);
   }
 
-  // A searcher on the fixture's measurer, or on `measurers` when given.
+  // A searcher on the fixture's measurer, or on `measurers` when given, with /metrics on
+  // `metrics_port` when one is given.
   std::shared_ptr<ChildProcess> searcher(const std::string &name,
-                                         std::vector<std::string> measurers = {}) {
+                                         std::vector<std::string> measurers = {},
+                                         int metrics_port = -1) {
     if (measurers.empty()) measurers.push_back(measurer_endpoint());
     std::vector<std::string> argv{PROTUNER_CLI, "--log-level", "debug", "searcher", "--redis",
                                   redis_url_,   "--name",      name,    "--cores",  "1",
                                   "--reclaim-after-ms", "3000", "--heartbeat-ms", "500",
                                   "--library-cache", (dir_ / ("libs-" + name)).string()};
     for (const std::string &m : measurers) argv.insert(argv.end(), {"--measurer", m});
+    if (metrics_port >= 0) argv.insert(argv.end(), {"--metrics-port", std::to_string(metrics_port)});
     return start(std::move(argv), name);
   }
 
@@ -241,15 +250,34 @@ int measurements(const json &s) {
 
 TEST_F(FarmProcessTest, ASuiteRunsToTheEndAndTheDaemonsStopCleanly) {
   const std::string suite = submit(1);
-  auto coord = coordinator("coordinator-a");
-  auto search = searcher("searcher-a");
+  const int coord_metrics = testing::free_loopback_port();
+  const int search_metrics = testing::free_loopback_port();
+  auto coord = coordinator("coordinator-a", coord_metrics);
+  auto search = searcher("searcher-a", {}, search_metrics);
   const json s = wait_for(suite, suite_done, 180s);
   ASSERT_TRUE(suite_done(s)) << s.dump(2);
   expect_finished_app(suite, 1);
 
-  // The report agrees with Redis: the best, the baselines and the speedups over them.
+  // The daemons' metrics say what Redis says.
   RedisClient redis("127.0.0.1", redis_server_.port());
   const auto app = farm::read_app(redis, suite, "blur");
+  EXPECT_EQ(metric(coord_metrics, "protuner_coordinator_lease_held"), 1);
+  EXPECT_EQ(metric(coord_metrics, "protuner_coordinator_takeovers_total"), 1);
+  EXPECT_EQ(metric(coord_metrics, "protuner_coordinator_suites_queued_total"), 1);
+  EXPECT_EQ(metric(coord_metrics, "protuner_coordinator_suites_finished_total"), 1);
+  EXPECT_EQ(metric(coord_metrics, "protuner_coordinator_apps_finished_total", "phase=\"done\""), 1);
+  EXPECT_EQ(metric(coord_metrics, "protuner_farm_jobs"), 0);  // nothing waiting, running, dead
+  EXPECT_EQ(metric(search_metrics, "protuner_searcher_jobs_total", "outcome=\"done\""), 2);
+  EXPECT_EQ(metric(search_metrics, "protuner_searcher_jobs_total",
+                   "kind=\"baselines\",outcome=\"done\""), 1);
+  EXPECT_EQ(metric(search_metrics, "protuner_searcher_busy"), 0);
+  // One searcher wrote every stored candidate, each at least once.
+  EXPECT_GE(metric(search_metrics, "protuner_searcher_measurements_total"),
+            static_cast<double>(farm::read_candidates(redis, suite, "blur").size()));
+  EXPECT_GE(metric(search_metrics, "protuner_searcher_measurements_total", "status=\"ok\""),
+            1);
+
+  // The report agrees with Redis: the best, the baselines and the speedups over them.
   const auto baselines = farm::read_baselines(redis, suite, "blur");
   const auto report_run = cli("report", suite + " --json");
   ASSERT_EQ(report_run.exit_code, 0) << report_run.output;
