@@ -200,8 +200,8 @@ FarmCommands::FarmCommands(CLI::App &cli) : args_(std::make_unique<Args>()) {
       "searcher", "run a farm searcher: take jobs from Redis, search, measure on the measurers");
   add_redis_option(searcher_, a.redis);
   searcher_->add_option("--measurer", a.searcher.measurers,
-                        "a measurer daemon's endpoint, e.g. tcp://127.0.0.1:5555 (repeatable)")
-      ->required();
+                        "a measurer daemon's endpoint, e.g. tcp://127.0.0.1:5555 (repeatable; "
+                        "default: the measurers registered in Redis, one host class per app)");
   searcher_->add_option("--name", a.searcher.name,
                         "consumer name in the job queue (default: host-pid-random)");
   searcher_->add_option("--algorithm", a.searcher.algorithm,

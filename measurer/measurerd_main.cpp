@@ -1,19 +1,24 @@
 // `protuner-measurerd`: one measurer daemon per measuring host (or per set of cores). Thin:
-// it parses options, builds the isolated measurer and the metrics endpoint, and runs
-// MeasurerDaemon until SIGINT or SIGTERM.
+// it parses options, builds the isolated measurer and the metrics endpoint, registers in
+// the farm's Redis when given one, and runs MeasurerDaemon until SIGINT or SIGTERM.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <iostream>
 #include <memory>
 
 #include "common/errors.h"
+#include "common/host_facts.h"
 #include "common/log.h"
 #include "common/metrics_server.h"
+#include "common/redis_options.h"
+#include "measurer/cache_key.h"
 #include "measurer/isolated_measurer.h"
 #include "measurer/measurer_daemon.h"
+#include "measurer/measurer_registration.h"
 
 namespace {
 
@@ -47,6 +52,7 @@ int main(int argc, char **argv) {
   MeasurerDaemonOptions daemon_options;
   IsolatedMeasurerOptions measurer_options;
   int metrics_port = -1;
+  std::string redis_url, name, advertise;
   int heartbeat_ms = static_cast<int>(daemon_options.heartbeat_interval.count());
   std::string log_level = "info";
   cli.add_option("--bind", daemon_options.bind,
@@ -55,6 +61,12 @@ int main(int argc, char **argv) {
   cli.add_option("--metrics-port", metrics_port,
                  "port for Prometheus /metrics on 127.0.0.1 (0: any free port; "
                  "default: no metrics endpoint)");
+  cli.add_option("--redis", redis_url,
+                 "register in the farm's Redis (redis://...) so searchers find this measurer "
+                 "there (default: not registered)");
+  cli.add_option("--name", name, "name in the registry (default: host-pid-random)");
+  cli.add_option("--advertise", advertise,
+                 "endpoint searchers connect to (default: the endpoint bound)");
   cli.add_option("--cache-dir", measurer_options.cache_dir,
                  "reference outputs and cached results (default: protuner's cache folder)");
   cli.add_option("--cpus", measurer_options.cpus,
@@ -98,8 +110,26 @@ int main(int argc, char **argv) {
       metrics = std::make_unique<MetricsServer>("127.0.0.1:" + std::to_string(metrics_port));
       spdlog::info("measurer: metrics on port {}", metrics->port());
     }
+    farm::MeasurerRecord record;
+    record.name = name.empty() ? unique_process_name() : name;
+    record.host_class = host_class_key(backend->host(), static_cast<int>(backend->cpus().size()));
+    record.cpu_model = backend->host().cpu_model;
+    record.smt = backend->host().smt;
+    record.cpus = static_cast<int>(backend->cpus().size());
+    record.heartbeat_ms = heartbeat_ms;
+    record.started_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
     MeasurerDaemon daemon(daemon_options, std::move(backend),
                           metrics ? &metrics->registry() : nullptr);
+    record.endpoint = advertise.empty() ? daemon.endpoint() : advertise;
+    std::unique_ptr<MeasurerRegistration> registration;
+    if (!redis_url.empty()) {
+      RegistrationOptions registration_options;
+      registration_options.interval = daemon_options.heartbeat_interval;
+      registration = std::make_unique<MeasurerRegistration>(parse_redis_url(redis_url), record,
+                                                            registration_options);
+    }
     g_daemon.store(&daemon);
     install_stop_handlers();
     daemon.run();

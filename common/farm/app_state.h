@@ -14,7 +14,9 @@
 // App record fields: schema, phase (waiting, running, done, failed, cancelled), budget_ms,
 // jobs_total (search jobs), jobs_done, started_ms, deadline_ms, finished_ms (Redis server
 // time, unix ms, so hosts with skewed clocks agree), measurements, failures,
-// failed:<status> (one counter per failure status), best_ms, best_key, error.
+// failed:<status> (one counter per failure status), best_ms, best_key, error, and
+// host_class (measurer_registry.h: the class of measurers all the app's jobs measure on,
+// set once by the first job of a searcher that finds its measurers in the registry).
 //
 // An app's budget starts when its first search job starts (start_app) and ends
 // budget_ms later; the coordinator finishes the app then, or once every search job is done

@@ -11,6 +11,7 @@
 #include "common/host_facts.h"
 #include "common/farm/app_state.h"
 #include "common/farm/library_store.h"
+#include "common/farm/measurer_registry.h"
 #include "common/farm/redis_schema.h"
 #include "common/redis_client.h"
 #include "measurer/cache_key.h"
@@ -39,18 +40,22 @@ enum class Interruption { kNone, kLost, kAppFinished, kStopping };
 
 // Heartbeats one job to the queue and watches its app, on its own thread with its own
 // Redis connection, until the job ends. Sets `stop` (the search's) and cancels the
-// measurements when the job must end early.
+// measurements when the job must end early. With a `host_class`, it also gives the client
+// the live registered measurers of that class at every heartbeat, so a measurer that
+// joins is used and one that died is dropped within a heartbeat.
 class JobWatcher {
  public:
   JobWatcher(const RedisOptions &redis, const farm::JobQueueSettings &queue,
              const farm::Delivery &delivery, std::string consumer, milliseconds interval,
-             MeasurerClient &client, const std::atomic<bool> &daemon_stopping, bool watch_app)
+             MeasurerClient &client, const std::atomic<bool> &daemon_stopping, bool watch_app,
+             std::string host_class)
       : delivery_(delivery),
         consumer_(std::move(consumer)),
         interval_(interval),
         client_(client),
         daemon_stopping_(daemon_stopping),
-        watch_app_(watch_app) {
+        watch_app_(watch_app),
+        host_class_(std::move(host_class)) {
     thread_ = std::thread([this, redis, queue] { loop(redis, queue); });
   }
   ~JobWatcher() {
@@ -98,6 +103,10 @@ class JobWatcher {
           interrupt(Interruption::kLost);
           continue;
         }
+        if (!host_class_.empty()) {
+          client_.set_endpoints(
+              farm::endpoints_of_class(farm::live_measurers(*redis), host_class_));
+        }
         if (!watch_app_) continue;
         const auto app = farm::read_app(*redis, delivery_.job.suite, delivery_.job.app);
         if (app && farm::is_final(app->phase) && !stop_.load()) {
@@ -122,6 +131,7 @@ class JobWatcher {
   MeasurerClient &client_;
   const std::atomic<bool> &daemon_stopping_;
   const bool watch_app_;  // search jobs end with their app; baselines are measured anyway
+  const std::string host_class_;  // of the registered measurers to use; "": fixed ones
   std::atomic<bool> stop_{false};
   std::atomic<Interruption> interruption_{Interruption::kNone};
   std::mutex mutex_;
@@ -145,6 +155,7 @@ struct SearcherDaemon::Impl {
         redis(this->redis_options),
         client(options.measurers, options.client) {
     if (registry) metrics = std::make_unique<SearcherMetrics>(*registry);
+    discover = options.measurers.empty();
     if (options.name.empty()) options.name = unique_process_name();
     if (options.algorithm.empty()) options.algorithm = kDefaultSearch;
     if (options.library_cache_dir.empty()) {
@@ -166,6 +177,7 @@ struct SearcherDaemon::Impl {
     queue = std::make_unique<farm::JobQueue>(redis, options.queue);
   }
 
+  std::string use_app_measurers(const farm::Job &job);
   JobEnd run_search(const farm::Delivery &delivery, JobWatcher &watcher);
   JobEnd run_baselines(const farm::Delivery &delivery, JobWatcher &watcher);
   AppSpec fetch_app(const farm::Job &job);
@@ -177,6 +189,8 @@ struct SearcherDaemon::Impl {
   MeasurerClient client;
   std::unique_ptr<farm::JobQueue> queue;
   std::unique_ptr<SearcherMetrics> metrics;  // when the daemon was given a registry
+  // No endpoints given: the measurers are the ones registered in Redis.
+  bool discover = false;
 
   mutable std::mutex stats_mutex;
   Stats stats;
@@ -200,10 +214,21 @@ void SearcherDaemon::run() {
   spdlog::info("searcher {}: serving jobs from {} with {} measurer(s), {}, {} cores", d.options.name,
                d.redis.endpoint(), d.options.measurers.size(), d.options.algorithm,
                d.options.cores);
-  bool outage = false;
+  bool outage = false, no_measurer = false;
   while (!stop_requested_.load()) {
     std::optional<farm::Delivery> delivery;
     try {
+      // With measurers from the registry, a job is taken only when one is there to take it.
+      if (d.discover && farm::live_measurers(d.redis).empty()) {
+        if (!no_measurer) {
+          spdlog::info("searcher {}: waiting for a measurer to register in {}", d.options.name,
+                       d.redis.endpoint());
+        }
+        no_measurer = true;
+        std::this_thread::sleep_for(kOutageRetry);
+        continue;
+      }
+      no_measurer = false;
       delivery = d.queue->take(d.options.name, d.options.take_block);
       if (outage) spdlog::info("searcher {}: Redis is back", d.options.name);
       outage = false;
@@ -218,10 +243,19 @@ void SearcherDaemon::run() {
     if (d.metrics) d.metrics->job_started();
     JobEnd end;
     Interruption interruption = Interruption::kNone;
-    {
+    std::string host_class;
+    try {
+      if (d.discover) host_class = d.use_app_measurers(delivery->job);
+    } catch (const std::exception &e) {
+      end = {false, e.what()};
+    }
+    if (d.discover && host_class.empty() && end.reason.empty()) {
+      end = {false, "no live measurer of the app's host class is registered"};
+    }
+    if (!d.discover || !host_class.empty()) {
       JobWatcher watcher(d.redis_options, d.options.queue, *delivery, d.options.name,
                          d.options.heartbeat_interval, d.client, stop_requested_,
-                         delivery->job.kind == farm::JobKind::kSearch);
+                         delivery->job.kind == farm::JobKind::kSearch, host_class);
       try {
         end = delivery->job.kind == farm::JobKind::kBaselines ? d.run_baselines(*delivery, watcher)
                                                                : d.run_search(*delivery, watcher);
@@ -271,6 +305,28 @@ void SearcherDaemon::Impl::finish(const farm::Delivery &delivery, const JobEnd &
     // Redis is away: the job is reclaimed once its heartbeats are missed.
     spdlog::error("searcher {}: cannot settle {}: {}", options.name, job_label(delivery), e.what());
   }
+}
+
+// Every job of an app measures on one host class, the first that any of its jobs found
+// registered (the class with the most live measurers then), kept in the app's record:
+// timings of different machines do not compare. Gives the client that class's live
+// measurers and returns the class; "" (with a log line) when none of it is live, so the
+// job is given back.
+std::string SearcherDaemon::Impl::use_app_measurers(const farm::Job &job) {
+  const auto live = farm::live_measurers(redis);
+  const std::string app_key = farm::app_key(job.suite, job.app);
+  const std::string candidate = farm::most_common_host_class(live);
+  if (!candidate.empty()) redis.command({"HSETNX", app_key, "host_class", candidate});
+  const RedisReply chosen = redis.command({"HGET", app_key, "host_class"});
+  const std::string host_class = chosen.is_nil() ? "" : chosen.str;
+  const auto endpoints = farm::endpoints_of_class(live, host_class);
+  if (endpoints.empty()) {
+    spdlog::warn("searcher {}: no live measurer of {}/{}'s host class {}", options.name,
+                 job.suite, job.app, host_class);
+    return "";
+  }
+  client.set_endpoints(endpoints);
+  return host_class;
 }
 
 AppSpec SearcherDaemon::Impl::fetch_app(const farm::Job &job) {

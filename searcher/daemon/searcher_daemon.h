@@ -39,7 +39,10 @@ namespace protuner {
 struct SearcherDaemonOptions {
   // The consumer name in the queue's group; empty: <hostname>-<pid>-<random>.
   std::string name;
-  // Measurer daemons' endpoints.
+  // Measurer daemons' endpoints. Empty: the measurers registered in Redis
+  // (common/farm/measurer_registry.h); each app measures on one host class, kept in its
+  // record, and the list follows the registry at every job heartbeat. A searcher takes no
+  // job while no measurer is registered.
   std::vector<std::string> measurers;
   ClientOptions client;
   // Where fetched generator libraries are cached; empty: protuner's cache folder.

@@ -43,7 +43,7 @@ constexpr auto kNoDeadline = std::numeric_limits<Clock::rep>::max();
 
 // One measurer endpoint: its socket and what this client knows about it.
 struct Link {
-  size_t index = 0;  // in the client's endpoint list: part of the socket's routing id
+  size_t index = 0;  // unique within the client, never reused: part of the socket's routing id
   std::string endpoint;
   std::unique_ptr<zmq::socket_t> socket;
   LinkState state = LinkState::kDead;
@@ -81,16 +81,23 @@ struct Link {
 struct MeasurerClient::Impl {
   Impl(std::vector<std::string> endpoints, ClientOptions opts)
       : options(opts), tag(random_tag()) {
-    for (auto &e : endpoints) {
-      Link link;
-      link.index = links.size();
-      link.endpoint = std::move(e);
-      link.heartbeat = options.heartbeat_interval;
-      link.ping_interval = options.heartbeat_interval;
-      link.backoff = options.heartbeat_interval;
-      links.push_back(std::move(link));
-    }
+    for (auto &e : endpoints) add_link(std::move(e));
   }
+
+  // A new link, not yet connected. Its index is never reused, so its routing id is new.
+  Link &add_link(std::string endpoint) {
+    Link link;
+    link.index = next_link_index++;
+    link.endpoint = std::move(endpoint);
+    link.heartbeat = options.heartbeat_interval;
+    link.ping_interval = options.heartbeat_interval;
+    link.backoff = options.heartbeat_interval;
+    links.push_back(std::move(link));
+    return links.back();
+  }
+  // Makes `endpoints` the link list, keeping the links (and what is known of them) of the
+  // endpoints that stay. Between batches only: no link holds a request then.
+  void replace_links(const std::vector<std::string> &endpoints, Clock::time_point now);
 
   milliseconds expiry(const Link &link) const { return link.heartbeat * options.liveness; }
   milliseconds request_timeout(const MeasureRequest &r) const;
@@ -101,6 +108,7 @@ struct MeasurerClient::Impl {
   ClientOptions options;
   std::string tag;
   uint64_t next_id = 1;
+  size_t next_link_index = 0;
   size_t rotation = 0;  // where pick_link starts, so equally loaded measurers take turns
   zmq::context_t context;
   std::vector<Link> links;
@@ -567,7 +575,6 @@ bool MeasurerClient::Impl::send(Link &link, const wire::Message &message) {
 
 MeasurerClient::MeasurerClient(std::vector<std::string> endpoints, ClientOptions options)
     : deadline_(kNoDeadline) {
-  if (endpoints.empty()) throw ConfigError("measurer client: no measurer endpoints given");
   if (options.heartbeat_interval.count() <= 0 || options.liveness < 1 ||
       options.max_attempts < 1 || options.no_measurer_timeout.count() <= 0 ||
       options.load_probe_wait.count() < 0) {
@@ -582,8 +589,47 @@ MeasurerClient::MeasurerClient(std::vector<std::string> endpoints, ClientOptions
 
 MeasurerClient::~MeasurerClient() = default;
 
+void MeasurerClient::Impl::replace_links(const std::vector<std::string> &endpoints,
+                                         Clock::time_point now) {
+  const bool same = links.size() == endpoints.size() &&
+                    std::all_of(links.begin(), links.end(), [&](const Link &l) {
+                      return std::find(endpoints.begin(), endpoints.end(), l.endpoint) !=
+                             endpoints.end();
+                    });
+  if (same) return;  // the usual case: the registry did not change
+  std::vector<Link> kept;
+  for (Link &link : links) {
+    if (std::find(endpoints.begin(), endpoints.end(), link.endpoint) != endpoints.end()) {
+      kept.push_back(std::move(link));
+    } else {
+      spdlog::info("measurer client: {} is no longer used", link.endpoint);
+    }
+  }
+  links = std::move(kept);
+  for (const std::string &e : endpoints) {
+    const bool known = std::any_of(links.begin(), links.end(),
+                                   [&](const Link &l) { return l.endpoint == e; });
+    if (!known) {
+      spdlog::info("measurer client: using {}", e);
+      connect(add_link(e), now);
+    }
+  }
+}
+
+void MeasurerClient::set_endpoints(std::vector<std::string> endpoints) {
+  std::lock_guard<std::mutex> lock(pending_mutex_);
+  pending_endpoints_ = std::move(endpoints);
+}
+
 std::vector<MeasureResult> MeasurerClient::measure_batch(const std::vector<MeasureRequest> &requests) {
   std::lock_guard<std::mutex> lock(mutex_);
+  {
+    std::lock_guard<std::mutex> pending(pending_mutex_);
+    if (pending_endpoints_) {
+      impl_->replace_links(*pending_endpoints_, Clock::now());
+      pending_endpoints_.reset();
+    }
+  }
   if (requests.empty()) return {};
   return Batch(*impl_, requests, deadline_).run();
 }

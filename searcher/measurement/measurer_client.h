@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,12 +63,13 @@ class MeasurerClient : public MeasurementBackend {
     int64_t deaths = 0;      // times a measurer was declared dead
     int64_t lost = 0;        // attempts retried because a measurer's heartbeat lacked them
     int64_t cancelled = 0;   // requests returned cancelled (deadline or cancel_all)
-    std::vector<int64_t> answered;  // results received, per endpoint (constructor order)
+    std::vector<int64_t> answered;  // results received, per endpoint in use (list order)
   };
 
   // `endpoints` like "tcp://host:5555". Connects at once, in the background (ZeroMQ
-  // reconnects on its own). Throws ConfigError for an empty list, a malformed endpoint or
-  // a bad option.
+  // reconnects on its own). The list may be empty, for a client that learns its measurers
+  // later (set_endpoints); a batch without any waits `no_measurer_timeout` for one. Throws
+  // ConfigError for a malformed endpoint or a bad option.
   MeasurerClient(std::vector<std::string> endpoints, ClientOptions options = {});
   ~MeasurerClient() override;
   MeasurerClient(const MeasurerClient &) = delete;
@@ -91,6 +93,11 @@ class MeasurerClient : public MeasurementBackend {
   // set_deadline(now): the running batch returns within a poll interval (100 ms).
   void cancel_all();
 
+  // The measurers to use from the next batch on (a batch running now keeps its own): new
+  // endpoints are connected, dropped ones closed, kept ones keep their state. For a farm
+  // whose measurers come and go (registered in Redis). Any thread.
+  void set_endpoints(std::vector<std::string> endpoints);
+
   Stats stats() const;
 
  private:
@@ -98,6 +105,8 @@ class MeasurerClient : public MeasurementBackend {
   class Batch;  // the state of one measure_batch call
   std::unique_ptr<Impl> impl_;
   mutable std::mutex mutex_;
+  std::mutex pending_mutex_;
+  std::optional<std::vector<std::string>> pending_endpoints_;
   // steady_clock ticks of the deadline; max(): none.
   std::atomic<std::chrono::steady_clock::rep> deadline_;
 };

@@ -14,6 +14,9 @@
 //     the request in flight is measured again, and the suite finishes.
 //   - Three apps on two searchers and two measurers: every app finishes, both measurers
 //     measure, and each app's wall time stays within its budget + 10%.
+//   - Measurers registered in Redis and a searcher given none: it finds them there, a
+//     measurer that joins mid-run is used within seconds, one killed is dropped when its
+//     record expires, the app keeps one host class, and a clean stop unregisters.
 // Every finished app is checked for that budget bound.
 #include <signal.h>
 #include <sys/wait.h>
@@ -31,6 +34,7 @@
 
 #include "common/child_process.h"
 #include "common/farm/app_state.h"
+#include "common/farm/measurer_registry.h"
 #include "common/farm/redis_schema.h"
 #include "common/redis_client.h"
 #include "tests/support/loopback.h"
@@ -55,6 +59,8 @@ testing::RedisServerOptions durable_redis() {
 
 class FarmProcessTest : public ::testing::Test {
  protected:
+  inline static const std::vector<std::string> kRegistered{"registered"};
+
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("protuner_farm_" + std::to_string(getpid()));
     fs::remove_all(dir_);
@@ -66,13 +72,16 @@ class FarmProcessTest : public ::testing::Test {
   }
 
   // A measurer on 127.0.0.1:port with /metrics on metrics_port; the same name and ports
-  // start it again after a kill.
+  // start it again after a kill. With `registered`, it registers in Redis as `name`.
   std::shared_ptr<ChildProcess> start_measurer(int port, int metrics_port,
-                                               const std::string &name) {
-    return start({PROTUNER_MEASURERD, "--bind", endpoint(port), "--metrics-port",
-                  std::to_string(metrics_port), "--cache-dir", (dir_ / (name + "-cache")).string(),
-                  "--heartbeat-ms", "300", "--log-level", "info"},
-                 name);
+                                               const std::string &name,
+                                               bool registered = false) {
+    std::vector<std::string> argv{PROTUNER_MEASURERD, "--bind", endpoint(port), "--metrics-port",
+                                  std::to_string(metrics_port), "--cache-dir",
+                                  (dir_ / (name + "-cache")).string(), "--heartbeat-ms", "300",
+                                  "--log-level", "info"};
+    if (registered) argv.insert(argv.end(), {"--redis", redis_url_, "--name", name});
+    return start(std::move(argv), name);
   }
 
   static std::string endpoint(int port) { return "tcp://127.0.0.1:" + std::to_string(port); }
@@ -129,12 +138,13 @@ class FarmProcessTest : public ::testing::Test {
     return start(std::move(argv), name);
   }
 
-  // A searcher on the fixture's measurer, or on `measurers` when given, with /metrics on
-  // `metrics_port` when one is given.
+  // A searcher on the fixture's measurer, or on `measurers` when given (kRegistered: the
+  // measurers registered in Redis), with /metrics on `metrics_port` when one is given.
   std::shared_ptr<ChildProcess> searcher(const std::string &name,
                                          std::vector<std::string> measurers = {},
                                          int metrics_port = -1) {
     if (measurers.empty()) measurers.push_back(measurer_endpoint());
+    if (measurers == kRegistered) measurers.clear();
     std::vector<std::string> argv{PROTUNER_CLI, "--log-level", "debug", "searcher", "--redis",
                                   redis_url_,   "--name",      name,    "--cores",  "1",
                                   "--reclaim-after-ms", "3000", "--heartbeat-ms", "500",
@@ -466,6 +476,54 @@ TEST_F(FarmProcessTest, ThreeAppsOnTwoSearchersAndTwoMeasurersAllFinishInBudget)
   EXPECT_EQ(searchers, (std::set<std::string>{"searcher-a", "searcher-b"}));
   EXPECT_GT(metric(measurer_metrics_port_, "protuner_measurer_requests_total"), 0);
   EXPECT_GT(metric(second_metrics, "protuner_measurer_requests_total"), 0);
+}
+
+TEST_F(FarmProcessTest, RegisteredMeasurersAreFoundAJoinerIsUsedAndADeadOneDropped) {
+  const int a_port = testing::free_loopback_port(), a_metrics = testing::free_loopback_port();
+  const int b_port = testing::free_loopback_port(), b_metrics = testing::free_loopback_port();
+  auto a = start_measurer(a_port, a_metrics, "measurer-a", true);
+  auto coord = coordinator("coordinator-a");
+  auto search = searcher("searcher-a", kRegistered);
+  const std::string suite = submit(1);
+  json s = wait_for(suite, [](const json &st) { return measurements(st) >= 1; }, 120s);
+  ASSERT_GE(measurements(s), 1) << s.dump(2);
+  const double a_before = metric(a_metrics, "protuner_measurer_requests_total");
+  EXPECT_GT(a_before, 0);
+
+  // A measurer that joins mid-run is used within seconds.
+  auto b = start_measurer(b_port, b_metrics, "measurer-b", true);
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (metric(b_metrics, "protuner_measurer_requests_total") <= 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_GT(metric(b_metrics, "protuner_measurer_requests_total"), 0);
+
+  // One that dies is dropped: its record expires within 3 heartbeats.
+  a->kill();
+  RedisClient redis("127.0.0.1", redis_server_.port());
+  const auto names = [&] {
+    std::set<std::string> out;
+    for (const auto &m : farm::live_measurers(redis)) out.insert(m.name);
+    return out;
+  };
+  deadline = std::chrono::steady_clock::now() + 5s;
+  while (names().count("measurer-a") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(names(), (std::set<std::string>{"measurer-b"}));
+
+  s = wait_for(suite, suite_done, 180s);
+  ASSERT_TRUE(suite_done(s)) << s.dump(2);
+  expect_finished_app(suite, 1);
+  // The app measured on one host class, the one both measurers of this host register.
+  const auto host_class = redis.command({"HGET", farm::app_key(suite, "blur"), "host_class"});
+  ASSERT_FALSE(host_class.is_nil());
+  EXPECT_EQ(host_class.str, farm::live_measurers(redis).at(0).host_class);
+  // A measurer stopped cleanly unregisters at once.
+  b->signal(SIGTERM);
+  ASSERT_TRUE(b->wait(30s));
+  EXPECT_TRUE(names().empty());
 }
 
 // `protuner up`: the embedded farm, stopped with Ctrl-C (SIGINT) mid-suite and run again:
