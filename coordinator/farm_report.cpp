@@ -9,6 +9,7 @@
 #include "common/app.h"
 #include "common/errors.h"
 #include "common/farm/library_store.h"
+#include "common/farm/measurer_registry.h"
 #include "common/farm/redis_schema.h"
 #include "common/host_target.h"
 #include "common/pipeline/pipeline_graph.h"
@@ -79,6 +80,7 @@ FarmSuiteReport read_suite_report(RedisClient &redis, const std::string &given_i
   r.phase = read_suite_phase(redis, id);
   farm::JobQueue queue(redis);
   r.queue = queue.depths();
+  r.measurers_registered = static_cast<int>(farm::live_measurers(redis).size());
   std::map<std::string, std::pair<double, int>> log_sums;  // baseline -> (sum of logs, n)
   for (const farm::AppRecord &app : r.suite.apps) {
     FarmAppReport a;
@@ -140,6 +142,7 @@ json suite_report_json(const FarmSuiteReport &r) {
           {"phase", r.phase},
           {"queue", {{"waiting", r.queue.waiting}, {"running", r.queue.running},
                      {"dead", r.queue.dead}}},
+          {"measurers_registered", r.measurers_registered},
           {"apps", apps},
           {"geomean_speedups", r.geomean_speedups}};
 }
@@ -184,7 +187,7 @@ void print_suite_report(const FarmSuiteReport &r, std::ostream &out) {
   table.add_row(geomean);
   out << "suite '" << r.suite.name << "' (" << r.suite.id << "): " << r.phase << "; queue: "
       << r.queue.waiting << " waiting, " << r.queue.running << " running, " << r.queue.dead
-      << " dead-lettered\n\n";
+      << " dead-lettered; " << r.measurers_registered << " measurers registered\n\n";
   table.print(out);
 }
 

@@ -37,6 +37,7 @@ struct FarmSuiteReport {
   std::string phase;  // "submitted" (not yet queued), "queued", "done" or "cancelled"
   farm::QueueDepths queue;
   std::vector<FarmAppReport> apps;
+  int measurers_registered = 0;  // live in the registry (measurer_registry.h)
   std::map<std::string, double> geomean_speedups;  // over apps with both times
 };
 

@@ -512,6 +512,7 @@ TEST_F(FarmProcessTest, RegisteredMeasurersAreFoundAJoinerIsUsedAndADeadOneDropp
     std::this_thread::sleep_for(100ms);
   }
   EXPECT_EQ(names(), (std::set<std::string>{"measurer-b"}));
+  EXPECT_EQ(status(suite).at("measurers_registered"), 1);
 
   s = wait_for(suite, suite_done, 180s);
   ASSERT_TRUE(suite_done(s)) << s.dump(2);
