@@ -62,7 +62,7 @@ struct CompareRun {
 
 Cell measure_schedule(CompareRun &run, const AppSpec &app, const ScheduleSpec &schedule,
                       const MeasureSettings &settings) {
-  MeasureRequest request{app, schedule, "host", settings};
+  MeasureRequest request{app, schedule, "host", settings, ""};
   const auto start = Clock::now();
   Cell c;
   c.result = run.measurer.measure(request);

@@ -94,9 +94,11 @@ class LocalFarm {
     }
     const std::string measurer =
         "tcp://127.0.0.1:" + std::to_string(free_loopback_port());
+    // Serving this farm: registered in its Redis, loading only the libraries submitted.
     std::vector<std::string> measurerd{(bin / "protuner-measurerd").string(), "--bind",
                                        measurer, "--cache-dir",
-                                       (data / "measurer-cache").string()};
+                                       (data / "measurer-cache").string(), "--redis",
+                                       redis_url_, "--name", "local-measurer"};
     if (!measurer_cpus.empty()) {
       measurerd.insert(measurerd.end(), {"--cpus", join(measurer_cpus)});
     }

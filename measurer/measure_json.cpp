@@ -319,6 +319,7 @@ std::string request_to_json(const MeasureRequest &request) {
         {"check_output", s.check_output},
         {"allocator", allocator_policy_name(s.allocator)}}},
   };
+  if (!request.library_sha256.empty()) j["library_sha256"] = request.library_sha256;
   // Only when set, so requests without a stop line keep the cache keys they had.
   if (s.timing.stop_above_ms > 0) {
     j["settings"]["stop_above_ms"] = s.timing.stop_above_ms;
@@ -331,8 +332,9 @@ std::string request_to_json(const MeasureRequest &request) {
 MeasureRequest request_from_json(const std::string &text) {
   const json j = parse(text, "measurement request");
   ObjectReader r(j, "request");
-  r.only({"app", "schedule", "target", "settings"});
+  r.only({"app", "schedule", "target", "settings", "library_sha256"});
   MeasureRequest request;
+  request.library_sha256 = r.string_or("library_sha256", "");
   request.app = app_from(r.at("app"));
   request.schedule = schedule_from(r.at("schedule"));
   request.target = r.string_or("target", "host");

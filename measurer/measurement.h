@@ -122,6 +122,10 @@ struct MeasureRequest {
   ScheduleSpec schedule;
   std::string target;  // Halide target string; "host" means protuner::host_target()
   MeasureSettings settings;
+  // Set by the farm's searchers: the SHA-256 the app's library is stored under in the
+  // farm's Redis. A measurer serving the farm loads only that (library_fetching_backend.h)
+  // and ignores app.library; "" for local use, where app.library is loaded.
+  std::string library_sha256;
 };
 
 struct MeasureResult {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -17,6 +18,7 @@
 #include "common/redis_options.h"
 #include "measurer/cache_key.h"
 #include "measurer/isolated_measurer.h"
+#include "measurer/library_fetching_backend.h"
 #include "measurer/measurer_daemon.h"
 #include "measurer/measurer_registration.h"
 
@@ -62,8 +64,9 @@ int main(int argc, char **argv) {
                  "port for Prometheus /metrics on 127.0.0.1 (0: any free port; "
                  "default: no metrics endpoint)");
   cli.add_option("--redis", redis_url,
-                 "register in the farm's Redis (redis://...) so searchers find this measurer "
-                 "there (default: not registered)");
+                 "serve the farm whose Redis this is (redis://...): register there so searchers "
+                 "find this measurer, and load only libraries stored there, by hash (default: "
+                 "not registered; load the library paths requests name)");
   cli.add_option("--name", name, "name in the registry (default: host-pid-random)");
   cli.add_option("--advertise", advertise,
                  "endpoint searchers connect to (default: the endpoint bound)");
@@ -120,7 +123,18 @@ int main(int argc, char **argv) {
     record.started_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count();
-    MeasurerDaemon daemon(daemon_options, std::move(backend),
+    // Serving the farm, it loads only libraries submitted to its Redis, fetched by hash.
+    std::unique_ptr<MeasurementBackend> served;
+    if (redis_url.empty()) {
+      served = std::move(backend);
+    } else {
+      const std::string libraries = (std::filesystem::path(backend->cache_dir()) / "libraries").string();
+      spdlog::info("measurer: loading only libraries fetched by hash from {} into {}", redis_url,
+                   libraries);
+      served = std::make_unique<LibraryFetchingBackend>(std::move(backend),
+                                                        parse_redis_url(redis_url), libraries);
+    }
+    MeasurerDaemon daemon(daemon_options, std::move(served),
                           metrics ? &metrics->registry() : nullptr);
     record.endpoint = advertise.empty() ? daemon.endpoint() : advertise;
     std::unique_ptr<MeasurerRegistration> registration;

@@ -23,12 +23,13 @@ std::string first_line(const std::string &text) { return text.substr(0, text.fin
 }  // namespace
 
 FarmBackend::FarmBackend(MeasurementBackend &inner, RedisClient &redis, std::string suite,
-                         std::string app, std::string searcher, int64_t seed,
-                         SearcherMetrics *metrics)
+                         std::string app, std::string library_sha256, std::string searcher,
+                         int64_t seed, SearcherMetrics *metrics)
     : inner_(inner),
       redis_(redis),
       suite_(std::move(suite)),
       app_(std::move(app)),
+      library_sha256_(std::move(library_sha256)),
       searcher_(std::move(searcher)),
       seed_(seed),
       metrics_(metrics) {}
@@ -51,7 +52,9 @@ MeasureResult FarmBackend::measure(const MeasureRequest &request) {
       spdlog::warn("{}: the farm's cache could not be read: {}", app_, e.what());
     }
   }
-  MeasureResult result = inner_.measure(request);
+  MeasureRequest sent = request;
+  sent.library_sha256 = library_sha256_;
+  MeasureResult result = inner_.measure(sent);
   if (result.status == MeasureStatus::kCancelled || !candidate) {
     stats_.cancelled += result.status == MeasureStatus::kCancelled ? 1 : 0;
     return result;

@@ -30,9 +30,12 @@ class FarmBackend : public MeasurementBackend {
   };
 
   // `searcher` and `seed` are recorded with every candidate; each answer is also counted
-  // on `metrics` when given. The arguments must outlive the backend.
+  // on `metrics` when given. Every request goes out with `library_sha256` (the app's
+  // library as stored in Redis), which is all a farm measurer loads. The references must
+  // outlive the backend.
   FarmBackend(MeasurementBackend &inner, RedisClient &redis, std::string suite, std::string app,
-              std::string searcher, int64_t seed, SearcherMetrics *metrics = nullptr);
+              std::string library_sha256, std::string searcher, int64_t seed,
+              SearcherMetrics *metrics = nullptr);
 
   MeasureResult measure(const MeasureRequest &request) override;
 
@@ -44,7 +47,7 @@ class FarmBackend : public MeasurementBackend {
  private:
   MeasurementBackend &inner_;
   RedisClient &redis_;
-  std::string suite_, app_, searcher_;
+  std::string suite_, app_, library_sha256_, searcher_;
   int64_t seed_;
   SearcherMetrics *metrics_;
   Stats stats_;

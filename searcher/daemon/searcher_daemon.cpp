@@ -358,7 +358,8 @@ JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatch
   const PreparedApp prepared = prepare_app(spec, options.cores);
   client.clear_deadline();
   client.set_deadline(app_deadline);
-  FarmBackend backend(client, redis, job.suite, job.app, options.name, job.seed, metrics.get());
+  FarmBackend backend(client, redis, job.suite, job.app, job.library_sha256, options.name,
+                      job.seed, metrics.get());
   BackendCandidateMeasurer measurer(
       backend, spec, "host",
       candidate_measure_settings(options.tune.measure, budget_seconds, options.tune));
@@ -427,6 +428,7 @@ JobEnd SearcherDaemon::Impl::run_baselines(const farm::Delivery &delivery, JobWa
     request.schedule = b.schedule;
     request.target = "host";
     request.settings = options.tune.measure;
+    request.library_sha256 = job.library_sha256;
     const MeasureResult result = client.measure(request);
     if (result.status == MeasureStatus::kCancelled) break;
     farm::MeasuredCandidate record;

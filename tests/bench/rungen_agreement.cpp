@@ -221,7 +221,7 @@ int main(int argc, char **argv) {
         error = e.what();
       }
       for (AllocatorPolicy policy : {AllocatorPolicy::kPlatform, AllocatorPolicy::kPooling}) {
-        MeasureRequest request{spec, c.spec, "host", {}};
+        MeasureRequest request{spec, c.spec, "host", {}, ""};
         request.settings.allocator = policy;
         const MeasureResult r = measurer.measure(request);
         if (r.ok()) {

@@ -570,9 +570,9 @@ TEST(RecordingBackend, RecordsOkMeasurementsOfProtunerSchedulesOnly) {
   RecordingBackend recorder(inner, path);
   const std::vector<ScheduleState> states = random_states(2);
   MeasureRequest request{
-      kBlurApp, {ScheduleKind::kProtuner, schedule_to_json(states[0])}, "host", {}};
+      kBlurApp, {ScheduleKind::kProtuner, schedule_to_json(states[0])}, "host", {}, ""};
   EXPECT_TRUE(recorder.measure(request).ok());
-  MeasureRequest own{kBlurApp, {ScheduleKind::kOwn}, "host", {}};
+  MeasureRequest own{kBlurApp, {ScheduleKind::kOwn}, "host", {}, ""};
   EXPECT_TRUE(recorder.measure(own).ok());  // a baseline: measured, not recorded
   inner.fail_with = MeasureStatus::kWrongOutput;
   request.schedule.schedule_json = schedule_to_json(states[1]);
@@ -599,7 +599,7 @@ TEST(RecordingBackend, KeepsSchedulesThatFailedForABug) {
   std::filesystem::remove_all(failed);
   const std::vector<ScheduleState> states = random_states(3);
   FakeBackend inner;
-  MeasureRequest request{kBlurApp, {ScheduleKind::kProtuner, ""}, "host", {}};
+  MeasureRequest request{kBlurApp, {ScheduleKind::kProtuner, ""}, "host", {}, ""};
   auto measure = [&](RecordingBackend &recorder, MeasureStatus status, int state) {
     inner.fail_with = status;
     request.schedule.schedule_json = schedule_to_json(states[state]);

@@ -27,6 +27,7 @@ MeasureRequest sample_request() {
   r.settings.memory_limit_mb = 512;
   r.settings.require_smt_off = true;
   r.settings.check_output = false;
+  r.library_sha256 = std::string(64, 'e');
   return r;
 }
 
@@ -63,6 +64,7 @@ TEST(MeasureJson, RequestRoundTripsEveryField) {
   EXPECT_EQ(b.settings.memory_limit_mb, 512);
   EXPECT_TRUE(b.settings.require_smt_off);
   EXPECT_FALSE(b.settings.check_output);
+  EXPECT_EQ(b.library_sha256, a.library_sha256);
   EXPECT_EQ(request_to_json(b), request_to_json(a));
 }
 
