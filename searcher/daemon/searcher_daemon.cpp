@@ -104,8 +104,10 @@ class JobWatcher {
           continue;
         }
         if (!host_class_.empty()) {
-          client_.set_endpoints(
-              farm::endpoints_of_class(farm::live_measurers(*redis), host_class_));
+          // None live: the client keeps the ones it has and waits for them to come back,
+          // rather than have no measurer at all.
+          auto endpoints = farm::endpoints_of_class(farm::live_measurers(*redis), host_class_);
+          if (!endpoints.empty()) client_.set_endpoints(std::move(endpoints));
         }
         if (!watch_app_) continue;
         const auto app = farm::read_app(*redis, delivery_.job.suite, delivery_.job.app);
@@ -177,7 +179,7 @@ struct SearcherDaemon::Impl {
     queue = std::make_unique<farm::JobQueue>(redis, options.queue);
   }
 
-  std::string use_app_measurers(const farm::Job &job);
+  std::string use_app_measurers(const farm::Job &job, const std::atomic<bool> &stopping);
   JobEnd run_search(const farm::Delivery &delivery, JobWatcher &watcher);
   JobEnd run_baselines(const farm::Delivery &delivery, JobWatcher &watcher);
   AppSpec fetch_app(const farm::Job &job);
@@ -245,7 +247,7 @@ void SearcherDaemon::run() {
     Interruption interruption = Interruption::kNone;
     std::string host_class;
     try {
-      if (d.discover) host_class = d.use_app_measurers(delivery->job);
+      if (d.discover) host_class = d.use_app_measurers(delivery->job, stop_requested_);
     } catch (const std::exception &e) {
       end = {false, e.what()};
     }
@@ -310,23 +312,34 @@ void SearcherDaemon::Impl::finish(const farm::Delivery &delivery, const JobEnd &
 // Every job of an app measures on one host class, the first that any of its jobs found
 // registered (the class with the most live measurers then), kept in the app's record:
 // timings of different machines do not compare. Gives the client that class's live
-// measurers and returns the class; "" (with a log line) when none of it is live, so the
+// measurers and returns the class. When none of that class is live it waits for one, up
+// to half of reclaim_after (the job is not heartbeaten meanwhile, so no other searcher
+// takes it), which covers a measurer restarting; then returns "" (with a log line) and the
 // job is given back.
-std::string SearcherDaemon::Impl::use_app_measurers(const farm::Job &job) {
-  const auto live = farm::live_measurers(redis);
+std::string SearcherDaemon::Impl::use_app_measurers(const farm::Job &job,
+                                                    const std::atomic<bool> &stopping) {
   const std::string app_key = farm::app_key(job.suite, job.app);
-  const std::string candidate = farm::most_common_host_class(live);
-  if (!candidate.empty()) redis.command({"HSETNX", app_key, "host_class", candidate});
-  const RedisReply chosen = redis.command({"HGET", app_key, "host_class"});
-  const std::string host_class = chosen.is_nil() ? "" : chosen.str;
-  const auto endpoints = farm::endpoints_of_class(live, host_class);
-  if (endpoints.empty()) {
-    spdlog::warn("searcher {}: no live measurer of {}/{}'s host class {}", options.name,
-                 job.suite, job.app, host_class);
-    return "";
+  const auto give_up_at = Clock::now() + options.queue.reclaim_after / 2;
+  std::string host_class;
+  for (;;) {
+    const auto live = farm::live_measurers(redis);
+    if (host_class.empty()) {
+      const std::string candidate = farm::most_common_host_class(live);
+      if (!candidate.empty()) redis.command({"HSETNX", app_key, "host_class", candidate});
+      const RedisReply chosen = redis.command({"HGET", app_key, "host_class"});
+      if (!chosen.is_nil()) host_class = chosen.str;
+    }
+    const auto endpoints = farm::endpoints_of_class(live, host_class);
+    if (!endpoints.empty()) {
+      client.set_endpoints(endpoints);
+      return host_class;
+    }
+    if (Clock::now() >= give_up_at || stopping.load()) break;
+    std::this_thread::sleep_for(kOutageRetry);
   }
-  client.set_endpoints(endpoints);
-  return host_class;
+  spdlog::warn("searcher {}: no live measurer of {}/{}'s host class {}", options.name, job.suite,
+               job.app, host_class);
+  return "";
 }
 
 AppSpec SearcherDaemon::Impl::fetch_app(const farm::Job &job) {
