@@ -9,7 +9,8 @@
 //             "target": "host", "settings": {"warmup_runs", "samples", "max_samples",
 //             "min_sample_seconds", "confirming_samples", "confirm_within",
 //             "compile_timeout_seconds", "run_timeout_seconds", "memory_limit_mb",
-//             "require_smt_off", "check_output", "allocator": "platform"|"pooling"}}
+//             "require_smt_off", "check_output", "allocator": "platform"|"pooling"},
+//             "library_sha256": "..." (farm requests only: the library as stored in Redis)}
 //   result:  {"status": "ok", "min_ms", "median_ms", "samples_ms": [..], "relative_spread",
 //             "runs_per_sample", "confirmed", "compile_seconds", "host": {"cpu_model", "logical_cpus",
 //             "physical_cores", "smt", "governor", "halide_target"}, "cpus": [..],
