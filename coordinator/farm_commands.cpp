@@ -146,7 +146,9 @@ int run_schedule(const FarmCommands::Args &a) {
   if (a.format == "json") {
     std::cout << best_schedule_json(redis, a.suite, a.app) << "\n";
   } else {
-    std::cout << best_schedule_source(redis, a.suite, a.app, a.library_cache.empty() ? default_library_cache_dir() : a.library_cache);
+    const std::string cache =
+        a.library_cache.empty() ? default_library_cache_dir() : a.library_cache;
+    std::cout << best_schedule_source(redis, a.suite, a.app, cache);
   }
   return 0;
 }

@@ -128,7 +128,8 @@ int main(int argc, char **argv) {
     if (redis_url.empty()) {
       served = std::move(backend);
     } else {
-      const std::string libraries = (std::filesystem::path(backend->cache_dir()) / "libraries").string();
+      const std::string libraries =
+          (std::filesystem::path(backend->cache_dir()) / "libraries").string();
       spdlog::info("measurer: loading only libraries fetched by hash from {} into {}", redis_url,
                    libraries);
       served = std::make_unique<LibraryFetchingBackend>(std::move(backend),

@@ -2,9 +2,10 @@
 // measurer daemons (wire.h) and returns every reply, in request order. Measurers are serial,
 // so each gets at most one request at a time from this client; the rest wait here and go
 // to whichever measurer frees up first, the least loaded first when several are free
-// (measurers are shared: their heartbeats give their queue over all clients). A measurer that stops answering heartbeats, that
-// sits on a request past its deadline, or whose heartbeats show it does not hold a request
-// it was sent, loses that request to another live measurer.
+// (measurers are shared: their heartbeats give their queue over all clients). A measurer
+// that stops answering heartbeats, that sits on a request past its deadline, or whose
+// heartbeats show it does not hold a request it was sent, loses that request to another
+// live measurer.
 //
 // Thread safety: measure_batch() and measure() may be called from any thread, but calls
 // are serialized (one batch at a time per client; use one client per searcher thread for

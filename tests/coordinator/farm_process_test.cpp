@@ -137,7 +137,9 @@ class FarmProcessTest : public ::testing::Test {
   std::shared_ptr<ChildProcess> coordinator(const std::string &name, int metrics_port = -1) {
     std::vector<std::string> argv{PROTUNER_CLI, "coordinator", "--redis", redis_url_, "--name",
                                   name, "--lease-ms", "1500", "--tick-ms", "200"};
-    if (metrics_port >= 0) argv.insert(argv.end(), {"--metrics-port", std::to_string(metrics_port)});
+    if (metrics_port >= 0) {
+      argv.insert(argv.end(), {"--metrics-port", std::to_string(metrics_port)});
+    }
     return start(std::move(argv), name);
   }
 
@@ -153,7 +155,9 @@ class FarmProcessTest : public ::testing::Test {
                                   "--reclaim-after-ms", "3000", "--heartbeat-ms", "500",
                                   "--library-cache", (dir_ / ("libs-" + name)).string()};
     for (const std::string &m : measurers) argv.insert(argv.end(), {"--measurer", m});
-    if (metrics_port >= 0) argv.insert(argv.end(), {"--metrics-port", std::to_string(metrics_port)});
+    if (metrics_port >= 0) {
+      argv.insert(argv.end(), {"--metrics-port", std::to_string(metrics_port)});
+    }
     return start(std::move(argv), name);
   }
 

@@ -1,6 +1,7 @@
 // The measurer client against in-process daemons with fake backends (and one hand-made
 // measurer that freezes): results come back in request order, load is spread with one
-// request per measurer at a time, to the measurer other clients leave idle, and a measurer that dies, freezes, hangs or shuts down
+// request per measurer at a time, to the measurer other clients leave idle, the measurer
+// list can change between batches, and a measurer that dies, freezes, hangs or shuts down
 // loses its request to another; what cannot be answered anywhere is a timeout result that
 // says why.
 #include "searcher/measurement/measurer_client.h"
