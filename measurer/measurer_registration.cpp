@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <memory>
+
 #include "common/errors.h"
 #include "common/farm/redis_schema.h"
 #include "common/redis_client.h"
@@ -42,13 +44,15 @@ MeasurerRegistration::~MeasurerRegistration() {
 }
 
 void MeasurerRegistration::renew_loop() {
-  RedisClient redis(redis_options_);
+  // Connected inside the try: Redis may be away when the thread starts, too.
+  std::unique_ptr<RedisClient> redis;
   bool outage = false;
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, options_.interval, [this] { return stopping_; })) {
     lock.unlock();
     try {
-      farm::register_measurer(redis, record_, options_.interval * options_.liveness);
+      if (!redis) redis = std::make_unique<RedisClient>(redis_options_);
+      farm::register_measurer(*redis, record_, options_.interval * options_.liveness);
       if (outage) spdlog::info("measurer: Redis is back; {} registered again", record_.name);
       outage = false;
     } catch (const Error &e) {
