@@ -45,11 +45,6 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 )";
 
-std::string suite_phase(RedisClient &redis, const std::string &suite) {
-  const RedisReply reply = redis.command({"HGET", farm::suite_state_key(suite), "phase"});
-  return reply.is_nil() ? std::string() : reply.str;
-}
-
 // The jobs of one app: its baselines, then one search per seed.
 std::vector<farm::Job> jobs_of(const std::string &suite, const farm::AppRecord &app) {
   farm::Job job;
@@ -184,12 +179,12 @@ void CoordinatorDaemon::Impl::tick(int64_t n) {
 }
 
 void CoordinatorDaemon::Impl::coordinate_suite(const std::string &id) {
-  const std::string phase = suite_phase(redis, id);
+  const std::optional<std::string> phase = farm::suite_phase(redis, id);
   if (phase == "done" || phase == "cancelled") return;
   const RedisReply text = redis.command({"GET", farm::suite_key(id)});
   if (text.is_nil()) throw farm::RecordFormatError(farm::suite_key(id) + " is indexed but missing");
   const farm::SuiteRecord suite = farm::suite_from_json(text.str, farm::suite_key(id));
-  if (phase.empty()) {
+  if (!phase) {
     int queued = 0;
     for (const farm::AppRecord &app : suite.apps) {
       queued += farm::queue_app(redis, id, app.name, app.budget_ms, jobs_of(id, app)) ? 1 : 0;

@@ -60,8 +60,7 @@ farm::SuiteRecord read_suite(RedisClient &redis, const std::string &id) {
 }
 
 std::string read_suite_phase(RedisClient &redis, const std::string &id) {
-  const RedisReply phase = redis.command({"HGET", farm::suite_state_key(id), "phase"});
-  return phase.is_nil() ? "submitted" : phase.str;
+  return farm::suite_phase(redis, id).value_or("submitted");
 }
 
 std::string latest_suite_id(RedisClient &redis) {

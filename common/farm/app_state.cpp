@@ -267,6 +267,20 @@ void note_app_error(RedisClient &redis, const std::string &suite, const std::str
   redis.command({"HSETNX", app_key(suite, app), "error", error});
 }
 
+std::string pin_host_class(RedisClient &redis, const std::string &suite, const std::string &app,
+                           const std::string &candidate) {
+  const std::string key = app_key(suite, app);
+  if (!candidate.empty()) redis.command({"HSETNX", key, "host_class", candidate});
+  const RedisReply chosen = redis.command({"HGET", key, "host_class"});
+  return chosen.is_nil() ? std::string() : chosen.str;
+}
+
+std::optional<std::string> suite_phase(RedisClient &redis, const std::string &suite) {
+  const RedisReply phase = redis.command({"HGET", suite_state_key(suite), "phase"});
+  if (phase.is_nil()) return std::nullopt;
+  return phase.str;
+}
+
 AppStart start_app(RedisClient &redis, const std::string &suite, const std::string &app) {
   AppStart out;
   try {

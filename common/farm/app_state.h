@@ -109,6 +109,16 @@ bool queue_app(RedisClient &redis, const std::string &suite, const std::string &
 void note_app_error(RedisClient &redis, const std::string &suite, const std::string &app,
                     const std::string &error);
 
+// Sets the app's host_class to `candidate` unless one is set (HSETNX: the first job's
+// choice stands for all of them); returns the class the app has after the call, "" when
+// none is set and `candidate` is empty.
+std::string pin_host_class(RedisClient &redis, const std::string &suite, const std::string &app,
+                           const std::string &candidate);
+
+// The phase field of the suite's state hash (redis_schema.h); nullopt while the
+// coordinator has not queued the suite.
+std::optional<std::string> suite_phase(RedisClient &redis, const std::string &suite);
+
 // A search job starting: the first one starts the app's budget clock. Returns the record
 // after the call and the server's time then, so the caller can place the deadline on its
 // own clock. Throws ConfigError when the app has no record.

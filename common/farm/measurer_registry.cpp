@@ -24,6 +24,17 @@ redis.call('ZADD', KEYS[2], now, ARGV[2])
 return 1
 )";
 
+// KEYS: index. ARGV: the record key prefix. Returns every live record's HGETALL, and drops
+// the names whose records expired from the index, in one round trip.
+constexpr const char *kLiveRecords = R"(
+local out = {}
+for _, name in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local fields = redis.call('HGETALL', ARGV[1] .. name)
+  if #fields == 0 then redis.call('ZREM', KEYS[1], name) else out[#out + 1] = fields end
+end
+return out
+)";
+
 int64_t field_int(const std::map<std::string, std::string> &fields, const std::string &name,
                   const std::string &where) {
   const auto it = fields.find(name);
@@ -54,19 +65,15 @@ void unregister_measurer(RedisClient &redis, const std::string &name) {
 }
 
 std::vector<MeasurerRecord> live_measurers(RedisClient &redis) {
+  thread_local RedisScript script("live measurers", kLiveRecords);
   std::vector<MeasurerRecord> out;
-  const RedisReply names = redis.command({"ZRANGE", measurers_index(), "0", "-1"});
-  for (const RedisReply &name : names.elements) {
-    const std::string where = measurer_key(name.str);
-    const RedisReply hash = redis.command({"HGETALL", where});
-    if (hash.elements.empty()) {
-      redis.command({"ZREM", measurers_index(), name.str});  // expired
-      continue;
-    }
+  const RedisReply records = redis.eval(script, {measurers_index()}, {measurer_key("")});
+  for (const RedisReply &hash : records.elements) {
     std::map<std::string, std::string> f;
     for (size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
       f[hash.elements[i].str] = hash.elements[i + 1].str;
     }
+    const std::string where = measurer_key(f["name"]);
     check_record_schema(f["schema"], where);
     MeasurerRecord r;
     r.name = f["name"];

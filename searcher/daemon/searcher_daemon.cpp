@@ -318,16 +318,13 @@ void SearcherDaemon::Impl::finish(const farm::Delivery &delivery, const JobEnd &
 // job is given back.
 std::string SearcherDaemon::Impl::use_app_measurers(const farm::Job &job,
                                                     const std::atomic<bool> &stopping) {
-  const std::string app_key = farm::app_key(job.suite, job.app);
   const auto give_up_at = Clock::now() + options.queue.reclaim_after / 2;
   std::string host_class;
   for (;;) {
     const auto live = farm::live_measurers(redis);
     if (host_class.empty()) {
-      const std::string candidate = farm::most_common_host_class(live);
-      if (!candidate.empty()) redis.command({"HSETNX", app_key, "host_class", candidate});
-      const RedisReply chosen = redis.command({"HGET", app_key, "host_class"});
-      if (!chosen.is_nil()) host_class = chosen.str;
+      host_class =
+          farm::pin_host_class(redis, job.suite, job.app, farm::most_common_host_class(live));
     }
     const auto endpoints = farm::endpoints_of_class(live, host_class);
     if (!endpoints.empty()) {

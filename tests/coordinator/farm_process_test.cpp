@@ -50,8 +50,9 @@ using json = nlohmann::json;
 // The app's budget: long enough for a few candidates of the blur app on a loaded 2-core
 // machine, short enough for the test.
 constexpr double kBudgetMinutes = 0.25;
-// For a test that takes a measurer away mid-run: enough budget left after it is back for
-// the search to measure on it, on a machine also running other tests.
+// For a test that changes the measurers mid-run (one killed and back, one joining): enough
+// budget left after the change for the search to measure on the new one, on a machine also
+// running other tests.
 constexpr double kLongBudgetMinutes = 0.5;
 
 testing::RedisServerOptions durable_redis() {
@@ -493,9 +494,13 @@ TEST_F(FarmProcessTest, RegisteredMeasurersAreFoundAJoinerIsUsedAndADeadOneDropp
   auto a = start_measurer(a_port, a_metrics, "measurer-a", true);
   auto coord = coordinator("coordinator-a");
   auto search = searcher("searcher-a", kRegistered);
-  const std::string suite = submit(1);
-  json s = wait_for(suite, [](const json &st) { return measurements(st) >= 1; }, 120s);
-  ASSERT_GE(measurements(s), 1) << s.dump(2);
+  // The long budget leaves the search time to use a joiner after slow baselines under load.
+  const std::string suite = submit(1, {"blur"}, kLongBudgetMinutes);
+  const auto searching = [](const json &st) {
+    return measurements(st) >= 1 && st.at("apps")[0].value("phase", "") == "running";
+  };
+  json s = wait_for(suite, searching, 120s);
+  ASSERT_TRUE(searching(s)) << s.dump(2);
   const double a_before = metric(a_metrics, "protuner_measurer_requests_total");
   EXPECT_GT(a_before, 0);
 
@@ -525,7 +530,7 @@ TEST_F(FarmProcessTest, RegisteredMeasurersAreFoundAJoinerIsUsedAndADeadOneDropp
 
   s = wait_for(suite, suite_done, 180s);
   ASSERT_TRUE(suite_done(s)) << s.dump(2);
-  expect_finished_app(suite, 1);
+  expect_finished_app(suite, 1, "blur", kLongBudgetMinutes);
   // The app measured on one host class, the one both measurers of this host register.
   const auto host_class = redis.command({"HGET", farm::app_key(suite, "blur"), "host_class"});
   ASSERT_FALSE(host_class.is_nil());
