@@ -18,9 +18,12 @@
 #include "common/errors.h"
 #include "common/host_target.h"
 #include "common/pipeline/pipeline_graph.h"
+#include "common/redis_client.h"
+#include "common/redis_options.h"
 #include "common/schedule/schedule_json.h"
 #include "common/suite.h"
 #include "coordinator/measurement_recorder.h"
+#include "coordinator/redis_option.h"
 #include "coordinator/text_table.h"
 #include "measurer/isolated_measurer.h"
 #include "searcher/space/search_space.h"
@@ -296,11 +299,22 @@ DatasetCommand::DatasetCommand(CLI::App &cli) {
       "agreement",
       "how often two measurements of the same schedules order them the same, per pipeline");
   agreement_->add_option("files", agreement_files_, "two dataset files")->required()->expected(2);
+
+  export_ = dataset->add_subcommand(
+      "export", "append every ok measurement the farm kept in Redis to a dataset");
+  export_redis_ = kDefaultRedisUrl;
+  add_redis_option(export_, export_redis_);
+  export_->add_option("--out", export_options_.out, "dataset file (created, or appended to)")
+      ->required();
+  export_->add_option("--suite", export_options_.suites,
+                      "a suite id, repeatable (default: every suite submitted)");
+  export_->add_option("--library-dir", export_options_.library_dir,
+                      "where the apps' libraries are fetched to (default: <out>.libraries)");
 }
 
 bool DatasetCommand::parsed() const {
   return build_->parsed() || merge_->parsed() || stats_->parsed() || remeasure_->parsed() ||
-         agreement_->parsed();
+         agreement_->parsed() || export_->parsed();
 }
 
 int DatasetCommand::run() {
@@ -312,6 +326,15 @@ int DatasetCommand::run() {
     const DatasetMergeSummary s = merge_datasets(merge_inputs_, merge_out_);
     std::cout << "dataset " << merge_out_ << ": appended " << s.appended << ", skipped "
               << s.duplicates << " (schedules it already held)\n";
+    return 0;
+  }
+  if (export_->parsed()) {
+    RedisClient redis(parse_redis_url(export_redis_));
+    const DatasetExportSummary s = export_farm_dataset(redis, export_options_);
+    std::cout << "dataset " << export_options_.out << ": appended " << s.exported << " from "
+              << s.apps << " apps of " << s.suites << " suites, skipped " << s.already
+              << " (schedules it already held) and " << s.not_samples
+              << " candidates that did not measure ok\n";
     return 0;
   }
   if (agreement_->parsed()) {

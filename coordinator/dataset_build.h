@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/app.h"
+#include "coordinator/dataset_export.h"
 #include "coordinator/dataset_remeasure.h"
 #include "measurer/measurement.h"
 #include "measurer/timing.h"
@@ -130,7 +131,7 @@ DatasetStats dataset_stats(const std::vector<DatasetSample> &samples);
 void print_dataset_stats(const DatasetStats &stats, std::ostream &out);
 
 // The `dataset` subcommand of the protuner command line, with `build`, `merge`, `stats`,
-// `remeasure` and `agreement` (dataset_remeasure.h).
+// `remeasure` and `agreement` (dataset_remeasure.h), and `export` (dataset_export.h).
 class DatasetCommand {
  public:
   explicit DatasetCommand(CLI::App &cli);
@@ -150,6 +151,9 @@ class DatasetCommand {
   std::vector<std::string> merge_inputs_;
   std::string merge_out_;
   std::string stats_file_;
+  CLI::App *export_ = nullptr;
+  std::string export_redis_;
+  DatasetExportOptions export_options_;
 };
 
 }  // namespace protuner

@@ -23,13 +23,14 @@
 #include "coordinator/coordinator_daemon.h"
 #include "coordinator/farm_report.h"
 #include "coordinator/local_farm.h"
+#include "coordinator/redis_option.h"
 #include "measurer/cache_key.h"
 #include "searcher/daemon/searcher_daemon.h"
 
 namespace protuner {
 
 struct FarmCommands::Args {
-  std::string redis = "redis://127.0.0.1:6379";
+  std::string redis = kDefaultRedisUrl;
   // coordinator
   CoordinatorOptions coordinator;
   int64_t lease_ms = 0, tick_ms = 0;
@@ -65,13 +66,6 @@ void install_stop_handlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-}
-
-void add_redis_option(CLI::App *cmd, std::string &url) {
-  cmd->add_option("--redis", url,
-                  "redis://[user[:password]@]host[:port][/db]; the password may also come from "
-                  "$PROTUNER_REDIS_PASSWORD")
-      ->capture_default_str();
 }
 
 // The daemon's /metrics endpoint on 127.0.0.1, when a port was given.

@@ -1,7 +1,8 @@
 // Training data for the learned cost models: measured schedules, stored durably as JSON
 // Lines (one sample per line, appended and flushed one at a time, so a builder killed
 // mid-run loses at most the line it was writing, and a reader skips a truncated last line
-// with a warning). The farm will keep the same records in Redis.
+// with a warning). The farm's measurements in Redis export to this format
+// (`protuner dataset export`, coordinator/dataset_export.h).
 //
 // One line:
 //   {"format": "protuner-sample", "version": 1,

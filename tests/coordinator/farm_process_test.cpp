@@ -325,6 +325,23 @@ TEST_F(FarmProcessTest, ASuiteRunsToTheEndAndTheDaemonsStopCleanly) {
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.output.find("has no app 'nope' (it has: blur)"), std::string::npos)
       << unknown.output;
+  // Every ok candidate is training data: exported, then read by the model evaluation,
+  // which rebuilds the pipeline from the library the export fetched.
+  size_t ok = 0;
+  for (const auto &c : farm::read_candidates(redis, suite, "blur")) {
+    ok += c.status == "ok" && !c.schedule_json.empty() ? 1 : 0;
+  }
+  const std::string dataset = (dir_ / "farm.jsonl").string();
+  const auto exported = cli("dataset export", "--suite " + suite + " --out " + dataset);
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  EXPECT_NE(exported.output.find("appended " + std::to_string(ok) + " from 1 apps of 1 suites"),
+            std::string::npos)
+      << exported.output;
+  const auto evaluated = testing::run_command(std::string(PROTUNER_CLI) +
+                                              " evaluate --model analytic --json --data " + dataset);
+  ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
+  const json evaluation = json::parse(evaluated.output.substr(evaluated.output.find('{')));
+  EXPECT_EQ(evaluation.at("overall").at("samples"), ok) << evaluated.output;
   // SIGTERM: both exit 0, and the lease is released at once, not left to lapse.
   search->signal(SIGTERM);
   coord->signal(SIGTERM);
