@@ -16,15 +16,17 @@
 
 namespace protuner {
 
-std::string measurement_key(const MeasureRequest &request, const std::string &resolved_target,
-                            const std::string &host_class) {
+std::string measurement_key_for(const MeasureRequest &request, const std::string &app_identity,
+                                const std::string &target, const std::string &host_class) {
   // The request's own JSON minus what does not change the answer: the app's display
-  // name, and the limits (a result that finished under one limit is the same result under
+  // name and library path (the identity names the library), and the limits (a result that finished under one limit is the same result under
   // a larger one; failures caused by limits are never cached).
   auto req = nlohmann::json::parse(request_to_json(request));
   req.erase("target");
   req["app"].erase("name");
-  req["app"]["identity"] = nlohmann::json::parse(app_identity_key(request.app));
+  req["app"].erase("library");
+  req.erase("library_sha256");
+  req["app"]["identity"] = nlohmann::json::parse(app_identity);
   if (request.schedule.kind == ScheduleKind::kAutoscheduler) {
     // The plugin's file, so an upgraded Halide is a new key. An unknown name has no
     // plugin; its bad_request is never cached.
@@ -42,11 +44,16 @@ std::string measurement_key(const MeasureRequest &request, const std::string &re
     req["settings"].erase(limit);
   }
   const nlohmann::json key = {{"request", req},
-                              {"target", resolved_target},
+                              {"target", target},
                               {"host", nlohmann::json::parse(host_class)},
                               {"allocator", allocator_policy_name(request.settings.allocator)},
                               {"output_check", kOutputCheckPolicy}};
   return key.dump();
+}
+
+std::string measurement_key(const MeasureRequest &request, const std::string &resolved_target,
+                            const std::string &host_class) {
+  return measurement_key_for(request, app_identity_key(request.app), resolved_target, host_class);
 }
 
 ResultCache::ResultCache(std::string cache_dir) : dir_(std::move(cache_dir) + "/results") {}

@@ -25,6 +25,11 @@ namespace protuner {
 // machine of class `host_class` (cache_key.h, host_class_key).
 std::string measurement_key(const MeasureRequest &request, const std::string &resolved_target,
                             const std::string &host_class);
+// The same key with the app named by `app_identity` (canonical JSON text) instead of its
+// library file, and any target string: the farm-wide cache names a library by the hash
+// it is stored under and keeps "host" with the host class (searcher/daemon/farm_backend.h).
+std::string measurement_key_for(const MeasureRequest &request, const std::string &app_identity,
+                                const std::string &target, const std::string &host_class);
 
 class ResultCache {
  public:

@@ -24,6 +24,8 @@
 //   protuner:v1:coordinator               string  coordinators        coordinators (the lease)
 //   protuner:v1:measurer:<name>           hash    that measurer (expires)  searchers
 //   protuner:v1:measurers                 zset    measurers           searchers (prune expired)
+//   protuner:v1:measurement:<sha256>      string  searchers (SET NX)  searchers (farm-wide cache),
+//                                                                     (measurement_cache.h)
 //
 // A suite record is JSON (suite_record.h), written once; the suites index scores each suite
 // id by its submission time (unix ms). Stream entries hold two fields: "schema" (this version, decimal) and "job" (the job as

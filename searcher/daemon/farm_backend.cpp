@@ -3,52 +3,68 @@
 
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
+
 #include "common/farm/app_state.h"
+#include "common/farm/measurement_cache.h"
+#include "measurer/cache_key.h"
 #include "measurer/measure_json.h"
+#include "measurer/result_cache.h"
 #include "searcher/daemon/searcher_metrics.h"
 
 namespace protuner {
 namespace {
-
-// The statuses the measurer's own result cache keeps (measurer/result_cache.cpp): the
-// same schedule measured again gives the same answer.
-bool deterministic(const std::string &status) {
-  return status == status_name(MeasureStatus::kOk) ||
-         status == status_name(MeasureStatus::kWrongOutput) ||
-         status == status_name(MeasureStatus::kCompileError);
-}
 
 std::string first_line(const std::string &text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
 
 FarmBackend::FarmBackend(MeasurementBackend &inner, RedisClient &redis, std::string suite,
-                         std::string app, std::string library_sha256, std::string searcher,
-                         int64_t seed, SearcherMetrics *metrics)
+                         std::string app, std::string library_sha256, std::string host_class,
+                         std::string searcher, int64_t seed, SearcherMetrics *metrics)
     : inner_(inner),
       redis_(redis),
       suite_(std::move(suite)),
       app_(std::move(app)),
       library_sha256_(std::move(library_sha256)),
+      host_class_(std::move(host_class)),
       searcher_(std::move(searcher)),
       seed_(seed),
       metrics_(metrics) {}
 
+std::string FarmBackend::farm_cache_key(const MeasureRequest &request,
+                                        const std::string &library_sha256,
+                                        const std::string &host_class) {
+  const nlohmann::json identity = {{"library_sha256", library_sha256}};
+  return measurement_key_for(request, identity.dump(), request.target, host_class);
+}
+
 MeasureResult FarmBackend::measure(const MeasureRequest &request) {
   const bool candidate = request.schedule.kind == ScheduleKind::kProtuner;
   const std::string key = candidate ? farm::candidate_key(request.schedule.schedule_json) : "";
+  const auto hit = [&](const std::string &result_json) {
+    MeasureResult found = result_from_json(result_json);
+    found.from_cache = true;
+    ++stats_.cache_hits;
+    if (metrics_) metrics_->cache_hit();
+    return found;
+  };
   if (candidate) {
     try {
       if (auto stored = farm::read_candidate(redis_, suite_, app_, key);
-          stored && deterministic(stored->status) && !stored->result_json.empty()) {
-        MeasureResult hit = result_from_json(stored->result_json);
-        hit.from_cache = true;
-        ++stats_.cache_hits;
-        if (metrics_) metrics_->cache_hit();
-        return hit;
+          stored && ResultCache::cacheable(parse_status(stored->status)) && !stored->result_json.empty()) {
+        return hit(stored->result_json);
       }
-    } catch (const Error &e) {
-      // The cache is an optimization: measure instead.
+      if (!host_class_.empty()) {
+        if (auto cached = farm::find_measurement(
+                redis_, farm_cache_key(request, library_sha256_, host_class_))) {
+          MeasureResult found = hit(*cached);
+          record(request, key, found);
+          return found;
+        }
+      }
+    } catch (const std::exception &e) {
+      // The caches are an optimization: measure instead.
       spdlog::warn("{}: the farm's cache could not be read: {}", app_, e.what());
     }
   }
@@ -59,6 +75,26 @@ MeasureResult FarmBackend::measure(const MeasureRequest &request) {
     stats_.cancelled += result.status == MeasureStatus::kCancelled ? 1 : 0;
     return result;
   }
+  if (record(request, key, result)) {
+    ++stats_.measured;
+    if (metrics_) metrics_->measured(result.status);
+  }
+  if (ResultCache::cacheable(result.status)) {
+    const std::string measured_on =
+        host_class_key(result.host, static_cast<int>(result.cpus.size()));
+    try {
+      farm::store_measurement(redis_, farm_cache_key(request, library_sha256_, measured_on),
+                              result_to_json(result));
+    } catch (const std::exception &e) {
+      // The app's record above holds the answer; only later suites lose the shortcut.
+      spdlog::warn("{}: the farm-wide cache could not take a measurement: {}", app_, e.what());
+    }
+  }
+  return result;
+}
+
+bool FarmBackend::record(const MeasureRequest &request, const std::string &key,
+                         const MeasureResult &result) {
   farm::MeasuredCandidate record;
   record.key = key;
   record.schedule_json = request.schedule.schedule_json;
@@ -73,14 +109,13 @@ MeasureResult FarmBackend::measure(const MeasureRequest &request) {
   record.result_json = result_to_json(result);
   try {
     farm::record_candidate(redis_, suite_, app_, record);
-    ++stats_.measured;
-    if (metrics_) metrics_->measured(result.status);
+    return true;
   } catch (const Error &e) {
     ++stats_.write_errors;
     if (metrics_) metrics_->write_error();
     spdlog::error("{}: a measurement could not be written to Redis: {}", app_, e.what());
+    return false;
   }
-  return result;
 }
 
 }  // namespace protuner

@@ -180,7 +180,9 @@ struct SearcherDaemon::Impl {
   }
 
   std::string use_app_measurers(const farm::Job &job, const std::atomic<bool> &stopping);
-  JobEnd run_search(const farm::Delivery &delivery, JobWatcher &watcher);
+  // `host_class`: of the app's registered measurers; "" for fixed ones.
+  JobEnd run_search(const farm::Delivery &delivery, JobWatcher &watcher,
+                    const std::string &host_class);
   JobEnd run_baselines(const farm::Delivery &delivery, JobWatcher &watcher);
   AppSpec fetch_app(const farm::Job &job);
   void finish(const farm::Delivery &delivery, const JobEnd &end, Interruption interruption);
@@ -260,7 +262,7 @@ void SearcherDaemon::run() {
                          delivery->job.kind == farm::JobKind::kSearch, host_class);
       try {
         end = delivery->job.kind == farm::JobKind::kBaselines ? d.run_baselines(*delivery, watcher)
-                                                               : d.run_search(*delivery, watcher);
+                                                               : d.run_search(*delivery, watcher, host_class);
       } catch (const std::exception &e) {
         end = {false, e.what()};
       }
@@ -348,7 +350,8 @@ AppSpec SearcherDaemon::Impl::fetch_app(const farm::Job &job) {
   return spec;
 }
 
-JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatcher &watcher) {
+JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatcher &watcher,
+                                        const std::string &host_class) {
   const farm::Job &job = delivery.job;
   const farm::AppStart start = farm::start_app(redis, job.suite, job.app);
   const farm::AppState &app = start.state;
@@ -368,8 +371,8 @@ JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatch
   const PreparedApp prepared = prepare_app(spec, options.cores);
   client.clear_deadline();
   client.set_deadline(app_deadline);
-  FarmBackend backend(client, redis, job.suite, job.app, job.library_sha256, options.name,
-                      job.seed, metrics.get());
+  FarmBackend backend(client, redis, job.suite, job.app, job.library_sha256, host_class,
+                      options.name, job.seed, metrics.get());
   BackendCandidateMeasurer measurer(
       backend, spec, "host",
       candidate_measure_settings(options.tune.measure, budget_seconds, options.tune));

@@ -510,7 +510,8 @@ TEST_F(FarmProcessTest, RegisteredMeasurersAreFoundAJoinerIsUsedAndADeadOneDropp
   const int b_port = testing::free_loopback_port(), b_metrics = testing::free_loopback_port();
   auto a = start_measurer(a_port, a_metrics, "measurer-a", true);
   auto coord = coordinator("coordinator-a");
-  auto search = searcher("searcher-a", kRegistered);
+  const int search_metrics = testing::free_loopback_port();
+  auto search = searcher("searcher-a", kRegistered, search_metrics);
   // The long budget leaves the search time to use a joiner after slow baselines under load.
   const std::string suite = submit(1, {"blur"}, kLongBudgetMinutes);
   const auto searching = [](const json &st) {
@@ -552,6 +553,13 @@ TEST_F(FarmProcessTest, RegisteredMeasurersAreFoundAJoinerIsUsedAndADeadOneDropp
   const auto host_class = redis.command({"HGET", farm::app_key(suite, "blur"), "host_class"});
   ASSERT_FALSE(host_class.is_nil());
   EXPECT_EQ(host_class.str, farm::live_measurers(redis).at(0).host_class);
+  // The same app submitted again: its candidates come from the farm-wide cache, measured
+  // for the first suite, not from the measurers.
+  const double hits_before = metric(search_metrics, "protuner_searcher_cache_hits_total");
+  const std::string again = submit(1);
+  ASSERT_TRUE(suite_done(wait_for(again, suite_done, 180s)));
+  EXPECT_GT(metric(search_metrics, "protuner_searcher_cache_hits_total"), hits_before);
+  EXPECT_GT(farm::read_app(redis, again, "blur")->measurements, 0);
   // A measurer stopped cleanly unregisters at once.
   b->signal(SIGTERM);
   ASSERT_TRUE(b->wait(30s));
