@@ -19,8 +19,9 @@ namespace protuner {
 std::string measurement_key_for(const MeasureRequest &request, const std::string &app_identity,
                                 const std::string &target, const std::string &host_class) {
   // The request's own JSON minus what does not change the answer: the app's display
-  // name and library path (the identity names the library), and the limits (a result that finished under one limit is the same result under
-  // a larger one; failures caused by limits are never cached).
+  // name and library path (the identity names the library), and the limits (a result
+  // that finished under one limit is the same result under a larger one; failures caused
+  // by limits are never cached).
   auto req = nlohmann::json::parse(request_to_json(request));
   req.erase("target");
   req["app"].erase("name");

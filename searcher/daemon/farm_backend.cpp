@@ -52,7 +52,8 @@ MeasureResult FarmBackend::measure(const MeasureRequest &request) {
   if (candidate) {
     try {
       if (auto stored = farm::read_candidate(redis_, suite_, app_, key);
-          stored && ResultCache::cacheable(parse_status(stored->status)) && !stored->result_json.empty()) {
+          stored && ResultCache::cacheable(parse_status(stored->status)) &&
+          !stored->result_json.empty()) {
         return hit(stored->result_json);
       }
       if (!host_class_.empty()) {

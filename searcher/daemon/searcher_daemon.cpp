@@ -261,8 +261,9 @@ void SearcherDaemon::run() {
                          d.options.heartbeat_interval, d.client, stop_requested_,
                          delivery->job.kind == farm::JobKind::kSearch, host_class);
       try {
-        end = delivery->job.kind == farm::JobKind::kBaselines ? d.run_baselines(*delivery, watcher)
-                                                               : d.run_search(*delivery, watcher, host_class);
+        end = delivery->job.kind == farm::JobKind::kBaselines
+                  ? d.run_baselines(*delivery, watcher)
+                  : d.run_search(*delivery, watcher, host_class);
       } catch (const std::exception &e) {
         end = {false, e.what()};
       }

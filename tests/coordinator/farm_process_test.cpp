@@ -337,8 +337,8 @@ TEST_F(FarmProcessTest, ASuiteRunsToTheEndAndTheDaemonsStopCleanly) {
   EXPECT_NE(exported.output.find("appended " + std::to_string(ok) + " from 1 apps of 1 suites"),
             std::string::npos)
       << exported.output;
-  const auto evaluated = testing::run_command(std::string(PROTUNER_CLI) +
-                                              " evaluate --model analytic --json --data " + dataset);
+  const auto evaluated = testing::run_command(
+      std::string(PROTUNER_CLI) + " evaluate --model analytic --json --data " + dataset);
   ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
   const json evaluation = json::parse(evaluated.output.substr(evaluated.output.find('{')));
   EXPECT_EQ(evaluation.at("overall").at("samples"), ok) << evaluated.output;
