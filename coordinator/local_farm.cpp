@@ -105,10 +105,12 @@ class LocalFarm {
     start("measurer", measurerd, {});
     start("coordinator", {self, "coordinator", "--redis", redis_url_, "--name", "local-coordinator"},
           search_cpus);
+    // The searcher finds the measurer in the registry, as a farm's searchers do, so each app
+    // keeps the measurer's host class and a suite run again reads the farm-wide cache.
     start("searcher",
-          {self, "searcher", "--redis", redis_url_, "--measurer", measurer, "--name",
-           "local-searcher", "--cores", std::to_string(std::max<size_t>(1, measurer_cpus.size())),
-           "--library-cache", (data / "libraries").string()},
+          {self, "searcher", "--redis", redis_url_, "--name", "local-searcher", "--cores",
+           std::to_string(std::max<size_t>(1, measurer_cpus.size())), "--library-cache",
+           (data / "libraries").string()},
           search_cpus);
     spdlog::info("up: farm in {} (Redis {}, measurer {} on CPU {}, searcher on CPU {}); logs "
                  "in {}",

@@ -23,6 +23,8 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "common/host_facts.h"
 #include "measurer/measure_json.h"
 
@@ -190,6 +192,16 @@ struct Metrics {
                    .Help("Wall-clock time of one measurement (compile, check, timing)")
                    .Register(registry)
                    .Add({}, kSecondsBuckets);
+    busy_seconds = &prometheus::BuildCounter()
+                        .Name("protuner_measurer_busy_seconds_total")
+                        .Help("Wall-clock seconds spent measuring, per app (compile, check, "
+                              "timing)")
+                        .Register(registry);
+    compile_seconds = &prometheus::BuildCounter()
+                           .Name("protuner_measurer_compile_seconds_total")
+                           .Help("Of those, seconds spent compiling the candidate, per app: "
+                                 "whether compiling belongs on the measurers")
+                           .Register(registry);
   }
   // Indexed by MeasureStatus.
   prometheus::Counter *by_status[kMeasureStatusCount] = {};
@@ -198,6 +210,8 @@ struct Metrics {
   prometheus::Gauge *queue_length = nullptr;
   prometheus::Gauge *busy = nullptr;
   prometheus::Histogram *seconds = nullptr;
+  prometheus::Family<prometheus::Counter> *busy_seconds = nullptr;     // {app}
+  prometheus::Family<prometheus::Counter> *compile_seconds = nullptr;  // {app}
 };
 
 struct Peer {
@@ -571,6 +585,14 @@ void MeasurerDaemon::Impl::receive_done() {
     metrics->by_status[static_cast<int>(status)]->Increment();
     metrics->seconds->Observe(seconds);
     metrics->busy->Set(0);
+    metrics->busy_seconds->Add({{"app", running->app_name}}).Increment(std::max(0.0, seconds));
+    // The result's own figure; a result too malformed to say counts no compile time.
+    const auto result = nlohmann::json::parse(frames[3].to_string(), nullptr, false);
+    const double compile = result.is_object() && result.contains("compile_seconds") &&
+                                   result["compile_seconds"].is_number()
+                               ? result["compile_seconds"].get<double>()
+                               : 0.0;
+    metrics->compile_seconds->Add({{"app", running->app_name}}).Increment(std::max(0.0, compile));
   }
   send_to(router, running->route, {wire::MessageType::kResult, running->id, frames[3].to_string()});
   running.reset();

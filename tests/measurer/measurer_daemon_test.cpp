@@ -251,6 +251,11 @@ TEST(MeasurerDaemon, ExportsPrometheusMetrics) {
   EXPECT_NE(page.find("protuner_measurer_queue_length 0"), std::string::npos);
   EXPECT_NE(page.find("protuner_measurer_busy 0"), std::string::npos);
   EXPECT_NE(page.find("protuner_measurer_measurement_seconds_count 2"), std::string::npos);
+  // The fake's compile_seconds is the request's index: 1 + 2.
+  EXPECT_NE(page.find("protuner_measurer_compile_seconds_total{app=\"fake\"} 3"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("protuner_measurer_busy_seconds_total{app=\"fake\"} "), std::string::npos);
 }
 
 TEST(MeasurerDaemon, StopTellsWaitingClientsToRetryElsewhere) {
