@@ -407,8 +407,8 @@ JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatch
   summary.measurements = measurer.measurements();
   summary.errors = outcome.errors;
   farm::record_job_done(redis, job.suite, job.app, summary);
-  spdlog::info("searcher {}: {}/{} seed {}: best {} ms after {} measurements ({} from the farm's "
-               "cache)",
+  spdlog::info("searcher {}: {}/{} seed {}: best {} ms after {} measurements and {} answers "
+               "from the farm's caches",
                options.name, job.suite, job.app, job.seed,
                summary.best_ms ? fmt::format("{:.3f}", *summary.best_ms) : std::string("-"),
                backend.stats().measured, backend.stats().cache_hits);
