@@ -165,13 +165,12 @@ void CoordinatorDaemon::run() {
 }
 
 void CoordinatorDaemon::Impl::tick(int64_t n) {
-  const RedisReply ids = redis.command({"ZRANGE", farm::suites_index(), "0", "-1"});
-  for (const RedisReply &id : ids.elements) {
+  for (const std::string &id : farm::suite_ids(redis)) {
     try {
-      coordinate_suite(id.str);
+      coordinate_suite(id);
     } catch (const farm::RecordFormatError &e) {
       // One unreadable suite must not hold up the others; it is reported every tick.
-      spdlog::error("coordinator {}: suite {}: {}", options.name, id.str, e.what());
+      spdlog::error("coordinator {}: suite {}: {}", options.name, id, e.what());
     }
   }
   if (n % kDeadLetterEveryTicks == 0) settle_dead_letters();

@@ -20,18 +20,6 @@
 #include "measurer/measure_json.h"
 
 namespace protuner {
-namespace {
-
-std::vector<std::string> every_suite(RedisClient &redis) {
-  std::vector<std::string> ids;
-  for (const RedisReply &id : redis.command({"ZRANGE", farm::suites_index(), "0", "-1"}).elements) {
-    ids.push_back(id.str);
-  }
-  return ids;
-}
-
-}  // namespace
-
 std::string farm_pipeline_id(const farm::AppRecord &app) {
   const nlohmann::json what = {
       {"library", app.library_sha256}, {"generator", app.generator}, {"params", app.params}};
@@ -43,7 +31,7 @@ DatasetExportSummary export_farm_dataset(RedisClient &redis, const DatasetExport
   // Absolute, so that the samples' library paths hold wherever the dataset is read.
   const std::string library_dir = std::filesystem::absolute(
       options.library_dir.empty() ? options.out + ".libraries" : options.library_dir);
-  const std::vector<std::string> ids = options.suites.empty() ? every_suite(redis) : options.suites;
+  const std::vector<std::string> ids = options.suites.empty() ? farm::suite_ids(redis) : options.suites;
   DatasetExportSummary summary;
   std::vector<DatasetSample> samples;
   for (const std::string &id : ids) {

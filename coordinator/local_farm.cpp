@@ -177,12 +177,12 @@ class LocalFarm {
 
 // The unfinished suite of this name in the farm, if any: the latest one submitted.
 std::optional<std::string> unfinished_suite(RedisClient &redis, const std::string &name) {
-  const RedisReply ids = redis.command({"ZRANGE", farm::suites_index(), "0", "-1"});
-  for (auto it = ids.elements.rbegin(); it != ids.elements.rend(); ++it) {
-    if (read_suite(redis, it->str).name != name) continue;
-    const std::string phase = read_suite_phase(redis, it->str);
+  const std::vector<std::string> ids = farm::suite_ids(redis);
+  for (auto it = ids.rbegin(); it != ids.rend(); ++it) {
+    if (read_suite(redis, *it).name != name) continue;
+    const std::string phase = read_suite_phase(redis, *it);
     if (phase == "done" || phase == "cancelled") return std::nullopt;
-    return it->str;
+    return *it;
   }
   return std::nullopt;
 }

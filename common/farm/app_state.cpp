@@ -275,6 +275,14 @@ std::string pin_host_class(RedisClient &redis, const std::string &suite, const s
   return chosen.is_nil() ? std::string() : chosen.str;
 }
 
+std::vector<std::string> suite_ids(RedisClient &redis) {
+  std::vector<std::string> ids;
+  for (const RedisReply &id : redis.command({"ZRANGE", suites_index(), "0", "-1"}).elements) {
+    ids.push_back(id.str);
+  }
+  return ids;
+}
+
 std::optional<std::string> suite_phase(RedisClient &redis, const std::string &suite) {
   const RedisReply phase = redis.command({"HGET", suite_state_key(suite), "phase"});
   if (phase.is_nil()) return std::nullopt;

@@ -115,6 +115,9 @@ void note_app_error(RedisClient &redis, const std::string &suite, const std::str
 std::string pin_host_class(RedisClient &redis, const std::string &suite, const std::string &app,
                            const std::string &candidate);
 
+// Every submitted suite's id, oldest first (the suites index, redis_schema.h).
+std::vector<std::string> suite_ids(RedisClient &redis);
+
 // The phase field of the suite's state hash (redis_schema.h); nullopt while the
 // coordinator has not queued the suite.
 std::optional<std::string> suite_phase(RedisClient &redis, const std::string &suite);
