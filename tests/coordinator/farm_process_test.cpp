@@ -490,10 +490,12 @@ TEST_F(FarmProcessTest, ThreeAppsOnTwoSearchersAndTwoMeasurersAllFinishInBudget)
   auto search_a = searcher("searcher-a", measurers);
   auto search_b = searcher("searcher-b", measurers);
   const std::vector<std::string> apps{"blur_a", "blur_b", "blur_c"};
-  const std::string suite = submit(1, apps);
+  // Three apps share two measurers that also measure each app's baselines: the long budget
+  // leaves every app's search time for a measurement after the baselines.
+  const std::string suite = submit(1, apps, kLongBudgetMinutes);
   const json s = wait_for(suite, suite_done, 300s);
   ASSERT_TRUE(suite_done(s)) << s.dump(2);
-  for (const std::string &app : apps) expect_finished_app(suite, 1, app);
+  for (const std::string &app : apps) expect_finished_app(suite, 1, app, kLongBudgetMinutes);
   // Both searchers ran jobs, and both measurers measured.
   RedisClient redis("127.0.0.1", redis_server_.port());
   std::set<std::string> searchers;
