@@ -47,20 +47,9 @@ return 0
 
 // The jobs of one app: its baselines, then one search per seed.
 std::vector<farm::Job> jobs_of(const std::string &suite, const farm::AppRecord &app) {
-  farm::Job job;
-  job.suite = suite;
-  job.app = app.name;
-  job.library_sha256 = app.library_sha256;
-  job.generator = app.generator;
-  job.params = app.params;
-  job.budget_ms = app.budget_ms;
-  std::vector<farm::Job> jobs;
-  job.kind = farm::JobKind::kBaselines;
-  jobs.push_back(job);
-  job.kind = farm::JobKind::kSearch;
+  std::vector<farm::Job> jobs{farm::job_of(suite, app, farm::JobKind::kBaselines)};
   for (int seed = 0; seed < app.seeds; ++seed) {
-    job.seed = seed;
-    jobs.push_back(job);
+    jobs.push_back(farm::job_of(suite, app, farm::JobKind::kSearch, seed));
   }
   return jobs;
 }
@@ -180,9 +169,9 @@ void CoordinatorDaemon::Impl::tick(int64_t n) {
 void CoordinatorDaemon::Impl::coordinate_suite(const std::string &id) {
   const std::optional<std::string> phase = farm::suite_phase(redis, id);
   if (phase == "done" || phase == "cancelled") return;
-  const RedisReply text = redis.command({"GET", farm::suite_key(id)});
-  if (text.is_nil()) throw farm::RecordFormatError(farm::suite_key(id) + " is indexed but missing");
-  const farm::SuiteRecord suite = farm::suite_from_json(text.str, farm::suite_key(id));
+  const std::optional<farm::SuiteRecord> found = farm::find_suite(redis, id);
+  if (!found) throw farm::RecordFormatError(farm::suite_key(id) + " is indexed but missing");
+  const farm::SuiteRecord &suite = *found;
   if (!phase) {
     int queued = 0;
     for (const farm::AppRecord &app : suite.apps) {

@@ -37,6 +37,7 @@ struct FarmCommands::Args {
   // searcher
   SearcherDaemonOptions searcher;
   int64_t reclaim_after_ms = 0, heartbeat_ms = 0;
+  std::string join_policy = farm::join_policy_name(SearcherDaemonOptions().join.policy);
   // up
   LocalFarmOptions up;
   // status, report, schedule, cancel
@@ -83,6 +84,15 @@ void add_metrics_option(CLI::App *cmd, int &port) {
       ->check(CLI::NonNegativeNumber);
 }
 
+void add_join_option(CLI::App *cmd, std::string &policy) {
+  cmd->add_option("--join", policy,
+                  "with the queue empty, a searcher adds a job to the running app that is "
+                  "improving fastest (adaptive), that has the fewest unfinished jobs "
+                  "(round-robin), or waits (off)")
+      ->check(CLI::IsMember({"adaptive", "round-robin", "off"}))
+      ->capture_default_str();
+}
+
 // Runs `daemon` until a signal stops it through `slot`.
 template <class Daemon>
 int run_until_signalled(Daemon &daemon, std::atomic<Daemon *> &slot) {
@@ -107,6 +117,7 @@ int run_searcher(FarmCommands::Args &a) {
     a.searcher.queue.reclaim_after = std::chrono::milliseconds(a.reclaim_after_ms);
   }
   if (a.heartbeat_ms > 0) a.searcher.heartbeat_interval = std::chrono::milliseconds(a.heartbeat_ms);
+  a.searcher.join.policy = farm::parse_join_policy(a.join_policy, "--join");
   const auto metrics = metrics_server(a.metrics_port, "searcher");
   SearcherDaemon daemon(parse_redis_url(a.redis), a.searcher,
                         metrics ? &metrics->registry() : nullptr);
@@ -177,6 +188,11 @@ FarmCommands::FarmCommands(CLI::App &cli) : args_(std::make_unique<Args>()) {
                       ")");
   up_->add_option("--out", a.up.out_dir, "where the best schedules and report.json go")
       ->capture_default_str();
+  up_->add_option("--searchers", a.up.searchers,
+                  "searcher daemons to start, on the CPUs the measurer does not use")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  add_join_option(up_, a.join_policy);
 
   coordinator_ = cli.add_subcommand(
       "coordinator", "run the farm's coordinator: queue submitted suites, finish apps and suites");
@@ -218,6 +234,7 @@ FarmCommands::FarmCommands(CLI::App &cli) : args_(std::make_unique<Args>()) {
       ->check(CLI::PositiveNumber);
   searcher_->add_option("--library-cache", a.searcher.library_cache_dir,
                         "where fetched generator libraries are kept");
+  add_join_option(searcher_, a.join_policy);
   add_metrics_option(searcher_, a.metrics_port);
 
   status_ = cli.add_subcommand("status", "show a suite's progress in the farm");
@@ -263,6 +280,7 @@ bool FarmCommands::parsed() const {
 int FarmCommands::run() const {
   if (up_->parsed()) {
     install_stop_handlers();
+    args_->up.join = farm::parse_join_policy(args_->join_policy, "--join");
     return run_local_farm(args_->up, g_up_stop);
   }
   if (coordinator_->parsed()) return run_coordinator(*args_);

@@ -54,9 +54,9 @@ farm::MeasuredCandidate best_of(RedisClient &redis, const std::string &id, const
 }  // namespace
 
 farm::SuiteRecord read_suite(RedisClient &redis, const std::string &id) {
-  const RedisReply text = redis.command({"GET", farm::suite_key(id)});
-  if (text.is_nil()) throw ConfigError("no suite '" + id + "' in " + redis.endpoint());
-  return farm::suite_from_json(text.str, farm::suite_key(id));
+  std::optional<farm::SuiteRecord> suite = farm::find_suite(redis, id);
+  if (!suite) throw ConfigError("no suite '" + id + "' in " + redis.endpoint());
+  return *suite;
 }
 
 std::string read_suite_phase(RedisClient &redis, const std::string &id) {
@@ -124,6 +124,7 @@ json suite_report_json(const FarmSuiteReport &r) {
       const farm::AppState &s = *a.state;
       app["jobs_done"] = s.jobs_done;
       app["jobs_total"] = s.jobs_total;
+      app["jobs_joined"] = s.jobs_joined;
       app["measurements"] = s.measurements;
       app["failures"] = s.failures;
       app["failures_by_status"] = s.failures_by_status;

@@ -73,7 +73,8 @@ int64_t unix_ms() {
 // The farm's processes, stopped in order (searcher first, Redis last) when it goes.
 class LocalFarm {
  public:
-  LocalFarm(const fs::path &data, const std::string &self) : data_(data) {
+  LocalFarm(const fs::path &data, const std::string &self, const LocalFarmOptions &options)
+      : data_(data) {
     fs::create_directories(data / "redis");
     fs::create_directories(data / "logs");
     const fs::path bin = fs::path(self).parent_path();
@@ -105,16 +106,20 @@ class LocalFarm {
     start("measurer", measurerd, {});
     start("coordinator", {self, "coordinator", "--redis", redis_url_, "--name", "local-coordinator"},
           search_cpus);
-    // The searcher finds the measurer in the registry, as a farm's searchers do, so each app
+    // The searchers find the measurer in the registry, as a farm's searchers do, so each app
     // keeps the measurer's host class and a suite run again reads the farm-wide cache.
-    start("searcher",
-          {self, "searcher", "--redis", redis_url_, "--name", "local-searcher", "--cores",
-           std::to_string(std::max<size_t>(1, measurer_cpus.size())), "--library-cache",
-           (data / "libraries").string()},
-          search_cpus);
-    spdlog::info("up: farm in {} (Redis {}, measurer {} on CPU {}, searcher on CPU {}); logs "
-                 "in {}",
-                 data.string(), redis_url_, measurer, join(measurer_cpus), join(search_cpus),
+    for (int i = 1; i <= options.searchers; ++i) {
+      const std::string name = i == 1 ? "searcher" : "searcher-" + std::to_string(i);
+      start(name,
+            {self, "searcher", "--redis", redis_url_, "--name", "local-" + name, "--cores",
+             std::to_string(std::max<size_t>(1, measurer_cpus.size())), "--library-cache",
+             (data / "libraries").string(), "--join", farm::join_policy_name(options.join)},
+            search_cpus);
+    }
+    spdlog::info("up: farm in {} (Redis {}, measurer {} on CPU {}, {} searcher(s) on CPU {}, "
+                 "joining {}); logs in {}",
+                 data.string(), redis_url_, measurer, join(measurer_cpus), options.searchers,
+                 join(search_cpus), farm::join_policy_name(options.join),
                  (data / "logs").string());
   }
 
@@ -266,7 +271,11 @@ int run_local_farm(const LocalFarmOptions &options, const std::atomic<bool> &sto
   const std::string self = fs::read_symlink("/proc/self/exe", ec).string();
   if (ec) throw IoError("up: cannot find the protuner executable: " + ec.message());
 
-  LocalFarm farm(data, self);
+  if (options.searchers < 1) {
+    throw ConfigError("up: --searchers is " + std::to_string(options.searchers) +
+                      "; the farm needs at least one");
+  }
+  LocalFarm farm(data, self, options);
   RedisClient redis(parse_redis_url(farm.redis_url()));
   farm::check_layout(redis);
   std::string id;

@@ -1,6 +1,6 @@
 // `protuner up [suite.yaml]`: the whole farm on this machine, for one command. It starts a
 // redis-server (AOF, `appendfsync always`, loopback, its data in the farm's data folder), a
-// measurer daemon, a coordinator and a searcher as child processes, submits the suite (or
+// measurer daemon, a coordinator and one searcher (or `searchers`) as child processes, submits the suite (or
 // resumes the unfinished one of the same name found there), prints each app's progress as
 // it changes, and at the end the report table, writing each app's best schedule to
 // <out>/<app>/schedule.h and schedule.json. The daemons are the farm's own executables
@@ -20,6 +20,8 @@
 #include <chrono>
 #include <string>
 
+#include "common/farm/app_join.h"
+
 namespace protuner {
 
 struct LocalFarmOptions {
@@ -29,6 +31,10 @@ struct LocalFarmOptions {
   std::string out_dir = "farm-out";  // <out>/<app>/schedule.h, schedule.json, report.json
   // How often progress is read from Redis.
   std::chrono::milliseconds progress_interval{2000};
+  // Searcher daemons, all on the CPUs the measurer does not use: more than one searches
+  // apps side by side, and free ones join running apps by `join` (common/farm/app_join.h).
+  int searchers = 1;
+  farm::JoinPolicy join = farm::JoinSettings().policy;
 };
 
 // The farm's data folder when none is given.

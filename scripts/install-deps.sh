@@ -17,7 +17,7 @@ packages=(
   # JSON, YAML, command line, logging
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   # tools the helper scripts use
-  python3 procps
+  python3 procps jq
 )
 
 missing=()

@@ -46,7 +46,8 @@ end
 return string.format('%.0f', now)
 )";
 
-// KEYS: results, app. ARGV: key, candidate JSON, status, min_ms ("" unless ok).
+// KEYS: results, app, best history. ARGV: key, candidate JSON, status, min_ms ("" unless
+// ok).
 constexpr const char *kRecordCandidate = R"(
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 if redis.call('HGET', KEYS[2], 'phase') ~= 'running' then return 1 end
@@ -59,6 +60,7 @@ end
 local best = redis.call('HGET', KEYS[2], 'best_ms')
 if (not best) or tonumber(ARGV[4]) < tonumber(best) then
   redis.call('HSET', KEYS[2], 'best_ms', ARGV[4], 'best_key', ARGV[1])
+  redis.call('ZADD', KEYS[3], now, ARGV[4])
 end
 return 1
 )";
@@ -111,7 +113,7 @@ RedisScript &script(const char *name) {
   static const std::map<std::string, std::string> sources{
       {"queue app", kQueueApp},
       {"start app", std::string(kNow) + kStartApp},
-      {"record candidate", kRecordCandidate},
+      {"record candidate", std::string(kNow) + kRecordCandidate},
       {"record job done", kRecordJobDone},
       {"finish app if due", std::string(kNow) + kFinishIfDue},
       {"cancel app", std::string(kNow) + kCancelApp},
@@ -160,6 +162,9 @@ std::string baselines_key(const std::string &suite, const std::string &app) {
 }
 std::string jobs_done_key(const std::string &suite, const std::string &app) {
   return key("jobs-done:" + app_suffix(suite, app));
+}
+std::string best_history_key(const std::string &suite, const std::string &app) {
+  return key("best-history:" + app_suffix(suite, app));
 }
 
 const char *app_phase_name(AppPhase phase) {
@@ -310,7 +315,8 @@ bool record_candidate(RedisClient &redis, const std::string &suite, const std::s
                               ? number_text(*candidate.min_ms)
                               : std::string();
   return redis
-             .eval(script("record candidate"), {results_key(suite, app), app_key(suite, app)},
+             .eval(script("record candidate"),
+                   {results_key(suite, app), app_key(suite, app), best_history_key(suite, app)},
                    {candidate.key, candidate_to_json(candidate), candidate.status, min})
              .integer == 1;
 }
@@ -372,6 +378,7 @@ std::optional<AppState> read_app(RedisClient &redis, const std::string &suite,
   s.budget_ms = integer("budget_ms").value_or(0);
   s.jobs_total = integer("jobs_total").value_or(0);
   s.jobs_done = integer("jobs_done").value_or(0);
+  s.jobs_joined = integer("joined").value_or(0);
   s.started_ms = integer("started_ms");
   s.deadline_ms = integer("deadline_ms");
   s.finished_ms = integer("finished_ms");

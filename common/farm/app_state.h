@@ -10,9 +10,12 @@
 //   protuner:v1:results:S:A     hash    candidate key -> MeasuredCandidate JSON
 //   protuner:v1:baselines:S:A   hash    baseline name -> MeasuredCandidate JSON
 //   protuner:v1:jobs-done:S:A   hash    job seed -> JobSummary JSON
+//   protuner:v1:best-history:S:A  zset  each new best_ms (the member, as text), scored by
+//                                       the server time (unix ms) it was recorded
 //
 // App record fields: schema, phase (waiting, running, done, failed, cancelled), budget_ms,
-// jobs_total (search jobs), jobs_done, started_ms, deadline_ms, finished_ms (Redis server
+// jobs_total (search jobs, the suite's seeds and those free searchers added: app_join.h),
+// jobs_done, joined (the search jobs free searchers added), started_ms, deadline_ms, finished_ms (Redis server
 // time, unix ms, so hosts with skewed clocks agree), measurements, failures,
 // failed:<status> (one counter per failure status), best_ms, best_key, error, and
 // host_class (measurer_registry.h: the class of measurers all the app's jobs measure on,
@@ -43,6 +46,7 @@ std::string app_key(const std::string &suite, const std::string &app);
 std::string results_key(const std::string &suite, const std::string &app);
 std::string baselines_key(const std::string &suite, const std::string &app);
 std::string jobs_done_key(const std::string &suite, const std::string &app);
+std::string best_history_key(const std::string &suite, const std::string &app);
 
 enum class AppPhase { kWaiting, kRunning, kDone, kFailed, kCancelled };
 
@@ -57,6 +61,7 @@ struct AppState {
   AppPhase phase = AppPhase::kWaiting;
   int64_t budget_ms = 0;
   int64_t jobs_total = 0, jobs_done = 0;
+  int64_t jobs_joined = 0;  // of jobs_total, the ones free searchers added (app_join.h)
   std::optional<int64_t> started_ms, deadline_ms, finished_ms;
   int64_t measurements = 0, failures = 0;
   std::map<std::string, int64_t> failures_by_status;
@@ -132,7 +137,8 @@ struct AppStart {
 AppStart start_app(RedisClient &redis, const std::string &suite, const std::string &app);
 
 // Stores a candidate under its key unless one is stored; when new and the app is running,
-// counts it and makes it the best when it is the fastest. Returns whether it was new.
+// counts it and, when it is the fastest, makes it the best and adds it to the best
+// history. Returns whether it was new.
 bool record_candidate(RedisClient &redis, const std::string &suite, const std::string &app,
                       const MeasuredCandidate &candidate);
 

@@ -13,7 +13,8 @@
 //   protuner:v1:library:<sha256>          string  submit              searchers, measurers
 //   protuner:v1:suite:<id>                string  submit (once)       coordinator, status, report
 //   protuner:v1:suites                    zset    submit              coordinator, status
-//   protuner:v1:jobs                      stream  coordinator         searchers (group "searchers")
+//   protuner:v1:jobs                      stream  coordinator,        searchers (group "searchers")
+//                                                 free searchers (app_join.h)
 //   protuner:v1:jobs:reasons:<entry>      list    job queue           job queue (dead-lettering)
 //   protuner:v1:jobs:dead                 stream  job queue           status, operators
 //   protuner:v1:suite-state:<id>          hash    coordinator, cancel  coordinator, status, report
@@ -21,6 +22,7 @@
 //   protuner:v1:results:<suite>:<app>     hash    searchers           searchers (shared cache), report
 //   protuner:v1:baselines:<suite>:<app>   hash    searchers           status, report
 //   protuner:v1:jobs-done:<suite>:<app>   hash    searchers           coordinator, status
+//   protuner:v1:best-history:<suite>:<app>  zset  searchers         free searchers (app_join.h)
 //   protuner:v1:coordinator               string  coordinators        coordinators (the lease)
 //   protuner:v1:measurer:<name>           hash    that measurer (expires)  searchers
 //   protuner:v1:measurers                 zset    measurers           searchers (prune expired)

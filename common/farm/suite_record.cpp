@@ -2,6 +2,7 @@
 
 #include "common/farm/record_json.h"
 #include "common/farm/redis_schema.h"
+#include "common/redis_client.h"
 
 namespace protuner::farm {
 
@@ -60,6 +61,25 @@ SuiteRecord suite_from_json(const std::string &text, const std::string &where) {
     suite.apps.push_back(std::move(app));
   }
   return suite;
+}
+
+std::optional<SuiteRecord> find_suite(RedisClient &redis, const std::string &id) {
+  const RedisReply text = redis.command({"GET", suite_key(id)});
+  if (text.is_nil()) return std::nullopt;
+  return suite_from_json(text.str, suite_key(id));
+}
+
+Job job_of(const std::string &suite_id, const AppRecord &app, JobKind kind, int seed) {
+  Job job;
+  job.kind = kind;
+  job.suite = suite_id;
+  job.app = app.name;
+  job.seed = seed;
+  job.library_sha256 = app.library_sha256;
+  job.generator = app.generator;
+  job.params = app.params;
+  job.budget_ms = app.budget_ms;
+  return job;
 }
 
 }  // namespace protuner::farm

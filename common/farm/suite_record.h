@@ -12,10 +12,17 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-namespace protuner::farm {
+#include "common/farm/job_record.h"
+
+namespace protuner {
+
+class RedisClient;
+
+namespace farm {
 
 struct AppRecord {
   std::string name;
@@ -43,4 +50,12 @@ std::string suite_to_json(const SuiteRecord &suite);
 // another schema version.
 SuiteRecord suite_from_json(const std::string &text, const std::string &where);
 
-}  // namespace protuner::farm
+// The suite record stored under `id`; nullopt when there is none. Throws as
+// suite_from_json does for one this build cannot read.
+std::optional<SuiteRecord> find_suite(RedisClient &redis, const std::string &id);
+
+// A job of `app` of suite `suite_id`: its baselines (seed 0) or the search with `seed`.
+Job job_of(const std::string &suite_id, const AppRecord &app, JobKind kind, int seed = 0);
+
+}  // namespace farm
+}  // namespace protuner

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -185,6 +186,8 @@ struct SearcherDaemon::Impl {
                     const std::string &host_class);
   JobEnd run_baselines(const farm::Delivery &delivery, JobWatcher &watcher);
   AppSpec fetch_app(const farm::Job &job);
+  // With the queue empty: adds a job to the app `options.join` chooses, if any.
+  void join_an_app();
   void finish(const farm::Delivery &delivery, const JobEnd &end, Interruption interruption);
 
   SearcherDaemonOptions options;
@@ -195,6 +198,7 @@ struct SearcherDaemon::Impl {
   std::unique_ptr<SearcherMetrics> metrics;  // when the daemon was given a registry
   // No endpoints given: the measurers are the ones registered in Redis.
   bool discover = false;
+  std::string join_error;  // why the last join failed, or ""
 
   mutable std::mutex stats_mutex;
   Stats stats;
@@ -242,7 +246,10 @@ void SearcherDaemon::run() {
       std::this_thread::sleep_for(kOutageRetry);
       continue;
     }
-    if (!delivery) continue;
+    if (!delivery) {
+      d.join_an_app();
+      continue;
+    }
     spdlog::info("searcher {}: took {}", d.options.name, job_label(*delivery));
     if (d.metrics) d.metrics->job_started();
     JobEnd end;
@@ -340,6 +347,33 @@ std::string SearcherDaemon::Impl::use_app_measurers(const farm::Job &job,
   spdlog::warn("searcher {}: no live measurer of {}/{}'s host class {}", options.name, job.suite,
                job.app, host_class);
   return "";
+}
+
+void SearcherDaemon::Impl::join_an_app() {
+  std::optional<farm::Joined> joined;
+  try {
+    joined = farm::join_an_app(redis, options.join);
+  } catch (const Error &e) {
+    // Redis is away or a record is unreadable: the next empty take tries again; the same
+    // reason is logged once.
+    if (e.what() != join_error) {
+      spdlog::warn("searcher {}: cannot join an app: {}", options.name, e.what());
+    }
+    join_error = e.what();
+    return;
+  }
+  join_error.clear();
+  if (!joined) return;
+  {
+    std::lock_guard<std::mutex> lock(stats_mutex);
+    ++stats.joins;
+  }
+  if (metrics) metrics->joined();
+  spdlog::info("searcher {}: the queue is empty; joining {}/{} with seed {} ({}: its best "
+               "{:.3f}x faster per minute lately, {} job(s) unfinished)",
+               options.name, joined->app.suite, joined->app.app, joined->seed,
+               farm::join_policy_name(options.join.policy),
+               std::exp(joined->app.improvement_per_minute), joined->app.unfinished_jobs);
 }
 
 AppSpec SearcherDaemon::Impl::fetch_app(const farm::Job &job) {

@@ -15,6 +15,10 @@
 // only after everything it measured is in Redis and its summary is recorded; a job that
 // fails, or a searcher that is stopped, gives the job back with the reason.
 //
+// A searcher that finds the queue empty joins a running app (common/farm/app_join.h: by
+// `join`, the one improving fastest) by adding a job with a new seed to the queue, which it
+// (or another free searcher) then takes: no searcher idles while an app has budget left.
+//
 // Thread safety: run() on one thread; stop() from any thread or a signal handler.
 #pragma once
 
@@ -25,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "common/farm/app_join.h"
 #include "common/farm/job_queue.h"
 #include "common/redis_options.h"
 #include "searcher/measurement/measurer_client.h"
@@ -58,8 +63,10 @@ struct SearcherDaemonOptions {
   farm::JobQueueSettings queue;
   // Heartbeats to the queue (well within queue.reclaim_after) and checks of the app.
   std::chrono::milliseconds heartbeat_interval{3000};
-  // How long one take() waits for a job before checking stop().
+  // How long one take() waits for a job before checking stop(), or joining an app.
   std::chrono::milliseconds take_block{2000};
+  // Which app this searcher joins when the queue is empty.
+  farm::JoinSettings join;
 };
 
 class SearcherDaemon {
@@ -70,6 +77,7 @@ class SearcherDaemon {
     int64_t jobs_lost = 0;       // taken over by another searcher while running here
     int64_t measured = 0;        // new measurements written to Redis
     int64_t cache_hits = 0;      // measurements found in Redis
+    int64_t joins = 0;           // search jobs added to running apps (app_join.h)
   };
 
   // Connects to Redis and checks its layout (throws IoError, SchemaError), connects to the

@@ -38,6 +38,11 @@ SearcherMetrics::SearcherMetrics(prometheus::Registry &registry) {
                        .Help("Answers Redis could not take (their job is not acknowledged)")
                        .Register(registry)
                        .Add({});
+  joins_ = &prometheus::BuildCounter()
+                .Name("protuner_searcher_joins_total")
+                .Help("Search jobs this searcher added to running apps, finding the queue empty")
+                .Register(registry)
+                .Add({});
   busy_ = &prometheus::BuildGauge()
                .Name("protuner_searcher_busy")
                .Help("1 while the searcher runs a job")
@@ -59,5 +64,7 @@ void SearcherMetrics::measured(MeasureStatus status) {
 void SearcherMetrics::cache_hit() { cache_hits_->Increment(); }
 
 void SearcherMetrics::write_error() { write_errors_->Increment(); }
+
+void SearcherMetrics::joined() { joins_->Increment(); }
 
 }  // namespace protuner

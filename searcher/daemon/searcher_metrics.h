@@ -1,6 +1,7 @@
 // The searcher daemon's Prometheus families, served on `protuner searcher --metrics-port`:
 // what a dashboard reads to see a searcher work (jobs by kind and how they ended, whether
-// it holds one now, and its candidates by how they were answered), live while a job runs.
+// it holds one now, its candidates by how they were answered, and the jobs it added to
+// running apps), live while a job runs.
 //
 // Thread safety: prometheus-cpp metrics may be updated from any thread.
 #pragma once
@@ -32,6 +33,8 @@ class SearcherMetrics {
   void cache_hit();
   // An answer Redis could not take.
   void write_error();
+  // A search job this searcher added to a running app, finding the queue empty.
+  void joined();
 
  private:
   // Indexed [kind][outcome] and by MeasureStatus.
@@ -39,6 +42,7 @@ class SearcherMetrics {
   prometheus::Counter *measured_[kMeasureStatusCount] = {};
   prometheus::Counter *cache_hits_ = nullptr;
   prometheus::Counter *write_errors_ = nullptr;
+  prometheus::Counter *joins_ = nullptr;
   prometheus::Gauge *busy_ = nullptr;
 };
 

@@ -14,6 +14,8 @@
 //     the request in flight is measured again, and the suite finishes.
 //   - Three apps on two searchers and two measurers: every app finishes, both measurers
 //     measure, and each app's wall time stays within its budget + 10%.
+//   - A searcher that finds the queue empty joins the running app with a new seed, and the
+//     app finishes once every seed's job is done.
 //   - Measurers registered in Redis and a searcher given none: it finds them there, a
 //     measurer that joins mid-run is used within seconds, one killed is dropped when its
 //     record expires, the app keeps one host class, and a clean stop unregisters.
@@ -213,8 +215,11 @@ class FarmProcessTest : public ::testing::Test {
     const auto app = farm::read_app(redis, suite, name);
     ASSERT_TRUE(app);
     EXPECT_EQ(app->phase, farm::AppPhase::kDone) << app->error;
-    EXPECT_EQ(app->jobs_total, seeds);
-    EXPECT_EQ(app->jobs_done, seeds);
+    // The suite's seeds and those free searchers added, each recorded done once.
+    EXPECT_EQ(app->jobs_total, seeds + app->jobs_joined);
+    EXPECT_EQ(app->jobs_done, app->jobs_total);
+    EXPECT_EQ(redis.command({"HLEN", farm::jobs_done_key(suite, name)}).integer,
+              app->jobs_total);
     ASSERT_TRUE(app->best_ms);
     // The hard budget: from the first search job's start to the final result.
     ASSERT_TRUE(app->started_ms && app->finished_ms);
@@ -505,6 +510,32 @@ TEST_F(FarmProcessTest, ThreeAppsOnTwoSearchersAndTwoMeasurersAllFinishInBudget)
   EXPECT_EQ(searchers, (std::set<std::string>{"searcher-a", "searcher-b"}));
   EXPECT_GT(metric(measurer_metrics_port_, "protuner_measurer_requests_total"), 0);
   EXPECT_GT(metric(second_metrics, "protuner_measurer_requests_total"), 0);
+}
+
+TEST_F(FarmProcessTest, AFreeSearcherJoinsTheRunningAppWithANewSeed) {
+  auto coord = coordinator("coordinator-a");
+  const int metrics_a = testing::free_loopback_port(), metrics_b = testing::free_loopback_port();
+  auto search_a = searcher("searcher-a", {}, metrics_a);
+  auto search_b = searcher("searcher-b", {}, metrics_b);
+  // One app, one seed: once one searcher has measured the baselines, the queue is empty and
+  // it joins the app's search, which has most of its (long) budget left.
+  const std::string suite = submit(1, {"blur"}, kLongBudgetMinutes);
+  const json s = wait_for(suite, suite_done, 180s);
+  ASSERT_TRUE(suite_done(s)) << s.dump(2);
+  expect_finished_app(suite, 1, "blur", kLongBudgetMinutes);
+  RedisClient redis("127.0.0.1", redis_server_.port());
+  const auto app = farm::read_app(redis, suite, "blur");
+  EXPECT_GE(app->jobs_joined, 1);
+  EXPECT_EQ(metric(metrics_a, "protuner_searcher_joins_total") +
+                metric(metrics_b, "protuner_searcher_joins_total"),
+            app->jobs_joined);
+  // Both searchers searched: the joined seeds ran beside seed 0, not after it.
+  std::set<std::string> searchers;
+  for (const RedisReply &summary :
+       redis.command({"HVALS", farm::jobs_done_key(suite, "blur")}).elements) {
+    searchers.insert(json::parse(summary.str).at("searcher").get<std::string>());
+  }
+  EXPECT_EQ(searchers, (std::set<std::string>{"searcher-a", "searcher-b"}));
 }
 
 TEST_F(FarmProcessTest, RegisteredMeasurersAreFoundAJoinerIsUsedAndADeadOneDropped) {
