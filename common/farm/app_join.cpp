@@ -8,6 +8,7 @@
 #include "common/farm/app_state.h"
 #include "common/farm/record_json.h"
 #include "common/farm/redis_schema.h"
+#include "common/farm/server_time.h"
 #include "common/redis_client.h"
 
 namespace protuner::farm {
@@ -15,9 +16,7 @@ namespace {
 
 // KEYS: the app, the jobs stream, then every app of its suite. ARGV: schema, the job as
 // JSON (its seed is replaced), min_remaining_ms. Returns the seed, or -1 when it refuses.
-constexpr const char *kJoinApp = R"(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+constexpr const char *kJoinAppBody = R"(
 if redis.call('HGET', KEYS[1], 'phase') ~= 'running' then return -1 end
 for i = 3, #KEYS do
   local phase = redis.call('HGET', KEYS[i], 'phase')
@@ -114,7 +113,7 @@ std::optional<int> join_app(RedisClient &redis, const SuiteRecord &suite, const 
                             int64_t min_remaining_ms) {
   std::vector<std::string> keys{app_key(suite.id, app.name), jobs_stream()};
   for (const AppRecord &a : suite.apps) keys.push_back(app_key(suite.id, a.name));
-  thread_local RedisScript script("app join", kJoinApp);
+  thread_local RedisScript script("app join", std::string(kServerNowLua) + kJoinAppBody);
   const RedisReply reply =
       redis.eval(script, keys,
                  {std::to_string(kLayoutVersion),
@@ -126,9 +125,7 @@ std::optional<int> join_app(RedisClient &redis, const SuiteRecord &suite, const 
 
 std::optional<Joined> join_an_app(RedisClient &redis, const JoinSettings &settings) {
   if (settings.policy == JoinPolicy::kOff) return std::nullopt;
-  const RedisReply time = redis.command({"TIME"});
-  const int64_t now_ms =
-      std::stoll(time.elements.at(0).str) * 1000 + std::stoll(time.elements.at(1).str) / 1000;
+  const int64_t now_ms = server_now_ms(redis);
   for (const std::string &id : suite_ids(redis)) {
     if (suite_phase(redis, id) != "queued") continue;
     const std::optional<SuiteRecord> suite = find_suite(redis, id);

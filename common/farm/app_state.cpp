@@ -8,18 +8,13 @@
 #include "common/farm/library_store.h"
 #include "common/farm/record_json.h"
 #include "common/farm/redis_schema.h"
+#include "common/farm/server_time.h"
 #include "common/redis_client.h"
 
 namespace protuner::farm {
 namespace {
 
 using json = nlohmann::json;
-
-// The server's time in unix ms, as a Lua local `now`.
-constexpr const char *kNow = R"(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-)";
 
 // KEYS: app, jobs stream, suite state. ARGV: schema, budget_ms, jobs_total, job JSON...
 constexpr const char *kQueueApp = R"(
@@ -112,11 +107,11 @@ RedisScript &script(const char *name) {
   if (it != scripts.end()) return it->second;
   static const std::map<std::string, std::string> sources{
       {"queue app", kQueueApp},
-      {"start app", std::string(kNow) + kStartApp},
-      {"record candidate", std::string(kNow) + kRecordCandidate},
+      {"start app", std::string(kServerNowLua) + kStartApp},
+      {"record candidate", std::string(kServerNowLua) + kRecordCandidate},
       {"record job done", kRecordJobDone},
-      {"finish app if due", std::string(kNow) + kFinishIfDue},
-      {"cancel app", std::string(kNow) + kCancelApp},
+      {"finish app if due", std::string(kServerNowLua) + kFinishIfDue},
+      {"cancel app", std::string(kServerNowLua) + kCancelApp},
   };
   return scripts.emplace(name, RedisScript(std::string("app state: ") + name, sources.at(name)))
       .first->second;

@@ -6,6 +6,7 @@
 
 #include "common/farm/record_json.h"
 #include "common/farm/redis_schema.h"
+#include "common/farm/server_time.h"
 #include "common/redis_client.h"
 
 namespace protuner::farm {
@@ -13,9 +14,7 @@ namespace {
 
 // KEYS: record, index. ARGV: schema, name, endpoint, host_class, cpu_model, cpus, smt,
 // heartbeat_ms, started_ms, ttl_ms.
-constexpr const char *kRegister = R"(
-local t = redis.call('TIME')
-local now = string.format('%.0f', t[1] * 1000 + math.floor(t[2] / 1000))
+constexpr const char *kRegisterBody = R"(
 redis.call('HSET', KEYS[1], 'schema', ARGV[1], 'name', ARGV[2], 'endpoint', ARGV[3],
            'host_class', ARGV[4], 'cpu_model', ARGV[5], 'cpus', ARGV[6], 'smt', ARGV[7],
            'heartbeat_ms', ARGV[8], 'started_ms', ARGV[9], 'seen_ms', now)
@@ -52,7 +51,8 @@ std::string measurer_key(const std::string &name) { return key("measurer:" + nam
 std::string measurers_index() { return key("measurers"); }
 
 void register_measurer(RedisClient &redis, const MeasurerRecord &r, std::chrono::milliseconds ttl) {
-  thread_local RedisScript script("measurer registration", kRegister);
+  thread_local RedisScript script("measurer registration",
+                                 std::string(kServerNowLua) + kRegisterBody);
   redis.eval(script, {measurer_key(r.name), measurers_index()},
              {std::to_string(kLayoutVersion), r.name, r.endpoint, r.host_class, r.cpu_model,
               std::to_string(r.cpus), r.smt, std::to_string(r.heartbeat_ms),
