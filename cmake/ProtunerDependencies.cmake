@@ -26,6 +26,8 @@ target_include_directories(protuner_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS}
 add_library(protuner::torch ALIAS protuner_torch)
 
 find_program(REDIS_SERVER_EXECUTABLE redis-server REQUIRED)
+# The dashboards' test scrapes the daemons with a real Prometheus.
+find_program(PROMETHEUS_EXECUTABLE prometheus REQUIRED)
 
 # libsodium (SHA-256 of generator libraries); libzmq is built with it for CURVE.
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)

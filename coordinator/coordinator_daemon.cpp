@@ -13,6 +13,7 @@
 #include "common/farm/job_queue.h"
 #include "common/farm/record_json.h"
 #include "common/farm/redis_schema.h"
+#include "common/farm/server_time.h"
 #include "common/farm/suite_record.h"
 #include "common/redis_client.h"
 #include "coordinator/coordinator_metrics.h"
@@ -187,16 +188,21 @@ void CoordinatorDaemon::Impl::coordinate_suite(const std::string &id) {
     return;
   }
   bool all_final = true;
+  const int64_t now_ms = metrics ? farm::server_now_ms(redis) : 0;
   for (const farm::AppRecord &app : suite.apps) {
     const auto state = farm::read_app(redis, id, app.name);
     if (state && farm::is_final(state->phase)) continue;
     const auto finished = farm::finish_app_if_due(redis, id, app.name);
+    // Read again once finished, for the log line and the app's final series.
+    const auto final_state = finished ? farm::read_app(redis, id, app.name) : state;
+    if (metrics && final_state) {
+      metrics->app_progress(id, app.name, *final_state, farm::read_baselines(redis, id, app.name),
+                            now_ms);
+    }
     if (!finished) {
       all_final = false;
       continue;
     }
-    // Read again for the log line only: this happens once per app.
-    const auto final_state = farm::read_app(redis, id, app.name);
     spdlog::info("coordinator {}: {}/{} is {}{}", options.name, id, app.name,
                  farm::app_phase_name(*finished),
                  final_state && final_state->best_ms
@@ -209,8 +215,8 @@ void CoordinatorDaemon::Impl::coordinate_suite(const std::string &id) {
   }
   if (!all_final) return;
   redis.command({"EVAL",
-                 "redis.call('HSET', KEYS[1], 'phase', 'done', 'finished_ms', "
-                 "redis.call('TIME')[1] * 1000) return 1",
+                 std::string(farm::kServerNowLua) +
+                     "redis.call('HSET', KEYS[1], 'phase', 'done', 'finished_ms', now) return 1",
                  "1", farm::suite_state_key(id)});
   spdlog::info("coordinator {}: suite {} is done", options.name, id);
   std::lock_guard<std::mutex> lock(stats_mutex);

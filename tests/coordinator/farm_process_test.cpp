@@ -19,6 +19,8 @@
 //   - Measurers registered in Redis and a searcher given none: it finds them there, a
 //     measurer that joins mid-run is used within seconds, one killed is dropped when its
 //     record expires, the app keeps one host class, and a clean stop unregisters.
+//   - A real Prometheus scrapes the coordinator, searcher and measurer: every query of every
+//     dashboard in dashboards/ answers with data once a suite has run.
 // Every finished app is checked for that budget bound.
 #include <signal.h>
 #include <sys/wait.h>
@@ -26,6 +28,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -56,6 +60,10 @@ constexpr double kBudgetMinutes = 0.25;
 // budget left after the change for the search to measure on the new one, on a machine also
 // running other tests.
 constexpr double kLongBudgetMinutes = 0.5;
+// For the join test: one searcher measures the three baselines (about 27 s under CI's load,
+// queued behind the other searcher's candidates on one measurer) and must still find more
+// than the join cutoff (JoinSettings::min_remaining_fraction) of the budget left.
+constexpr double kJoinBudgetMinutes = 1.0;
 
 testing::RedisServerOptions durable_redis() {
   testing::RedisServerOptions options;
@@ -519,10 +527,10 @@ TEST_F(FarmProcessTest, AFreeSearcherJoinsTheRunningAppWithANewSeed) {
   auto search_b = searcher("searcher-b", {}, metrics_b);
   // One app, one seed: once one searcher has measured the baselines, the queue is empty and
   // it joins the app's search, which has most of its (long) budget left.
-  const std::string suite = submit(1, {"blur"}, kLongBudgetMinutes);
+  const std::string suite = submit(1, {"blur"}, kJoinBudgetMinutes);
   const json s = wait_for(suite, suite_done, 180s);
   ASSERT_TRUE(suite_done(s)) << s.dump(2);
-  expect_finished_app(suite, 1, "blur", kLongBudgetMinutes);
+  expect_finished_app(suite, 1, "blur", kJoinBudgetMinutes);
   RedisClient redis("127.0.0.1", redis_server_.port());
   const auto app = farm::read_app(redis, suite, "blur");
   EXPECT_GE(app->jobs_joined, 1);
@@ -641,6 +649,140 @@ TEST_F(FarmProcessTest, UpStopsCleanlyOnSigintAndResumesTheSuite) {
   EXPECT_EQ(report.at("phase"), "done");
   EXPECT_EQ(report.at("apps").at(0).at("phase"), "done");
   EXPECT_TRUE(report.at("apps").at(0).at("speedups").contains("Adams2019")) << report.dump(2);
+}
+
+}  // namespace
+}  // namespace protuner
+
+namespace protuner {
+namespace {
+
+// A Prometheus on 127.0.0.1:`port` scraping `targets` (loopback metrics ports) every second.
+class PrometheusTest : public FarmProcessTest {
+ protected:
+  std::shared_ptr<ChildProcess> prometheus(int port, const std::vector<int> &targets) {
+    const fs::path config = dir_ / "prometheus.yml";
+    std::ofstream out(config);
+    out << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+           "scrape_configs:\n  - job_name: protuner\n    static_configs:\n"
+           "      - targets: [";
+    for (size_t i = 0; i < targets.size(); ++i) {
+      out << (i ? ", " : "") << "'127.0.0.1:" << targets[i] << "'";
+    }
+    out << "]\n";
+    out.close();
+    return start({PROTUNER_PROMETHEUS, "--config.file=" + config.string(),
+                  "--storage.tsdb.path=" + (dir_ / "tsdb").string(),
+                  "--web.listen-address=127.0.0.1:" + std::to_string(port)},
+                 "prometheus");
+  }
+
+  // The result vector of an instant query; throws when Prometheus does not answer `success`.
+  static json query(int port, const std::string &expr) {
+    std::string encoded;
+    for (unsigned char c : expr) {
+      if (std::isalnum(c) || c == '_' || c == '.' || c == '-') {
+        encoded += static_cast<char>(c);
+      } else {
+        char hex[4];
+        std::snprintf(hex, sizeof hex, "%%%02X", c);
+        encoded += hex;
+      }
+    }
+    const std::string response = testing::http_get(port, "/api/v1/query?query=" + encoded);
+    const size_t body = response.find("\r\n\r\n");
+    if (body == std::string::npos) throw std::runtime_error("no HTTP body: " + response);
+    const json reply = json::parse(response.substr(body + 4));
+    if (reply.value("status", "") != "success") throw std::runtime_error(reply.dump());
+    return reply.at("data").at("result");
+  }
+};
+
+// Every target of every panel, with each template variable replaced by its "all" value.
+struct DashboardQuery {
+  std::string where;  // file: panel title
+  std::string expr;
+};
+
+std::vector<DashboardQuery> dashboard_queries() {
+  std::vector<DashboardQuery> out;
+  for (const auto &entry : fs::directory_iterator(fs::path(PROTUNER_SOURCE_DIR) / "dashboards")) {
+    if (entry.path().extension() != ".json") continue;
+    const std::string file = entry.path().filename().string();
+    std::ifstream in(entry.path());
+    const json dashboard = json::parse(in);
+    EXPECT_FALSE(dashboard.value("uid", "").empty()) << file << ": no uid";
+    std::map<std::string, std::string> all_values;
+    for (const json &var : dashboard.at("templating").at("list")) {
+      if (var.value("type", "") == "query") {
+        EXPECT_TRUE(var.value("includeAll", false)) << file << ": $" << var.at("name");
+        all_values["$" + var.at("name").get<std::string>()] = var.value("allValue", ".*");
+      }
+    }
+    std::set<int> ids;
+    for (const json &panel : dashboard.at("panels")) {
+      const std::string where = file + ": " + panel.at("title").get<std::string>();
+      EXPECT_TRUE(ids.insert(panel.at("id").get<int>()).second) << where << ": id repeated";
+      EXPECT_EQ(panel.at("datasource").at("uid"), "${datasource}") << where;
+      EXPECT_FALSE(panel.at("targets").empty()) << where << ": no targets";
+      for (const json &target : panel.at("targets")) {
+        std::string expr = target.at("expr");
+        for (const auto &[name, value] : all_values) {
+          for (size_t at; (at = expr.find(name)) != std::string::npos;) {
+            expr.replace(at, name.size(), value);
+          }
+        }
+        EXPECT_EQ(expr.find('$'), std::string::npos) << where << ": unknown variable in " << expr;
+        out.push_back({where, expr});
+      }
+    }
+  }
+  return out;
+}
+
+TEST_F(PrometheusTest, EveryDashboardQueryAnswersWithDataFromTheDaemons) {
+  const std::vector<DashboardQuery> queries = dashboard_queries();
+  ASSERT_FALSE(queries.empty());
+  const int coord_metrics = testing::free_loopback_port();
+  const int search_metrics = testing::free_loopback_port();
+  const int prom_port = testing::free_loopback_port();
+  auto prom = prometheus(prom_port, {measurer_metrics_port_, coord_metrics, search_metrics});
+  auto coord = coordinator("coordinator-a", coord_metrics);
+  auto search = searcher("searcher-a", {}, search_metrics);
+  const std::string suite = submit(1);
+  const json s = wait_for(suite, suite_done, 180s);
+  ASSERT_TRUE(suite_done(s)) << s.dump(2);
+  expect_finished_app(suite, 1);
+
+  // The app's final series come from the coordinator's last tick; give Prometheus a few
+  // scrapes to take them, then every query must have data.
+  std::vector<std::string> empty;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  do {
+    empty.clear();
+    for (const DashboardQuery &q : queries) {
+      try {
+        if (query(prom_port, q.expr).empty()) empty.push_back(q.where + ": " + q.expr);
+      } catch (const std::exception &e) {
+        empty.push_back(q.where + ": " + q.expr + ": " + e.what());
+      }
+    }
+    if (!empty.empty()) std::this_thread::sleep_for(1s);
+  } while (!empty.empty() && std::chrono::steady_clock::now() < deadline);
+  for (const std::string &e : empty) ADD_FAILURE() << "no data: " << e;
+
+  // The dashboard's per-app numbers are Redis's.
+  RedisClient redis("127.0.0.1", redis_server_.port());
+  const auto app = farm::read_app(redis, suite, "blur");
+  ASSERT_TRUE(app && app->best_ms);
+  const json best = query(prom_port, "protuner_app_best_seconds{suite=\"" + suite + "\"}");
+  ASSERT_EQ(best.size(), 1u) << best.dump();
+  EXPECT_NEAR(std::stod(best[0].at("value")[1].get<std::string>()), *app->best_ms / 1000.0,
+              1e-9);
+  const json used = query(prom_port, "protuner_app_budget_used_ratio{suite=\"" + suite + "\"}");
+  ASSERT_EQ(used.size(), 1u) << used.dump();
+  EXPECT_NEAR(std::stod(used[0].at("value")[1].get<std::string>()),
+              static_cast<double>(*app->finished_ms - *app->started_ms) / app->budget_ms, 1e-6);
 }
 
 }  // namespace
