@@ -86,6 +86,11 @@ FarmSuiteReport read_suite_report(RedisClient &redis, const std::string &given_i
     a.app = app;
     a.state = farm::read_app(redis, id, app.name);
     a.baselines = farm::read_baselines(redis, id, app.name);
+    a.jobs = farm::read_job_progress(redis, id, app.name);
+    for (const farm::JobProgress &p : a.jobs) {
+      a.rollouts += p.rollouts;
+      a.decisions += p.decisions;
+    }
     if (a.state && a.state->best_ms && !a.state->best_key.empty()) {
       a.best = farm::read_candidate(redis, id, app.name, a.state->best_key);
     }
@@ -135,6 +140,19 @@ json suite_report_json(const FarmSuiteReport &r) {
       app["best_key"] = s.best_key;
       app["error"] = s.error;
     }
+    app["rollouts"] = a.rollouts;
+    app["decisions"] = a.decisions;
+    json jobs = json::array();
+    for (const farm::JobProgress &p : a.jobs) {
+      jobs.push_back({{"seed", p.seed},
+                      {"searcher", p.searcher},
+                      {"rollouts", p.rollouts},
+                      {"decisions", p.decisions},
+                      {"measurements", p.measurements},
+                      {"best_ms", number_or_null(p.best_ms)},
+                      {"elapsed_s", p.elapsed_s}});
+    }
+    app["jobs"] = std::move(jobs);
     apps.push_back(std::move(app));
   }
   return {{"suite", r.suite.id},
@@ -148,7 +166,8 @@ json suite_report_json(const FarmSuiteReport &r) {
 }
 
 void print_suite_report(const FarmSuiteReport &r, std::ostream &out) {
-  std::vector<std::string> header{"app", "phase", "jobs", "measured", "failed", "best ms"};
+  std::vector<std::string> header{"app",      "phase",  "jobs",   "rollouts",
+                                  "measured", "failed", "best ms"};
   for (const std::string &b : kFarmBaselines) header.push_back(b + " ms");
   for (const std::string &b : kFarmBaselines) header.push_back("vs " + b);
   header.push_back("note");
@@ -156,13 +175,13 @@ void print_suite_report(const FarmSuiteReport &r, std::ostream &out) {
   for (const FarmAppReport &a : r.apps) {
     std::vector<std::string> row{a.app.name};
     if (!a.state) {
-      row.insert(row.end(), {"submitted", "-", "-", "-", "-"});
+      row.insert(row.end(), {"submitted", "-", "-", "-", "-", "-"});
     } else {
       const farm::AppState &s = *a.state;
       row.insert(row.end(), {farm::app_phase_name(s.phase),
                              std::to_string(s.jobs_done) + "/" + std::to_string(s.jobs_total),
-                             std::to_string(s.measurements), std::to_string(s.failures),
-                             ms_text(s.best_ms)});
+                             std::to_string(a.rollouts), std::to_string(s.measurements),
+                             std::to_string(s.failures), ms_text(s.best_ms)});
     }
     for (const std::string &b : kFarmBaselines) {
       const auto it = a.baselines.find(b);
@@ -177,7 +196,7 @@ void print_suite_report(const FarmSuiteReport &r, std::ostream &out) {
     row.push_back(a.state ? a.state->error : "");
     table.add_row(row);
   }
-  std::vector<std::string> geomean{"geomean", "", "", "", "", ""};
+  std::vector<std::string> geomean{"geomean", "", "", "", "", "", ""};
   for (size_t i = 0; i < kFarmBaselines.size(); ++i) geomean.push_back("");
   for (const std::string &b : kFarmBaselines) {
     const auto it = r.geomean_speedups.find(b);

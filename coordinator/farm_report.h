@@ -2,7 +2,7 @@
 // `protuner report` and `protuner schedule`: per app its phase, counters, best measured
 // schedule and baselines, and the speedup of the best over each baseline (baseline time /
 // best time, both measured on the farm's measurers), with the geometric mean per baseline
-// over the apps that have both.
+// over the apps that have both, and how far each of its search jobs has come.
 #pragma once
 
 #include <map>
@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/farm/app_state.h"
+#include "common/farm/job_progress.h"
 #include "common/farm/job_queue.h"
 #include "common/farm/suite_record.h"
 
@@ -30,6 +31,9 @@ struct FarmAppReport {
   std::map<std::string, farm::MeasuredCandidate> baselines;
   // baseline name -> its time / the best's time, for baselines measured ok.
   std::map<std::string, double> speedups;
+  // Its search jobs' progress (job_progress.h), by seed, and their sums.
+  std::vector<farm::JobProgress> jobs;
+  int64_t rollouts = 0, decisions = 0;
 };
 
 struct FarmSuiteReport {

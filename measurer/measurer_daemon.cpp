@@ -353,6 +353,8 @@ MeasurerDaemon::MeasurerDaemon(MeasurerDaemonOptions options,
     throw IoError("measurer daemon: cannot bind " + d.options.bind + ": " + e.what());
   }
   endpoint_ = d.router.get(zmq::sockopt::last_endpoint);
+  // Messages name the endpoint bound (a port the system picked for "tcp://127.0.0.1:*").
+  d.options.bind = endpoint_;
   d.worker_endpoint = "inproc://protuner-measurer-worker-" + std::to_string(
       reinterpret_cast<uintptr_t>(this));
   d.worker_socket.set(zmq::sockopt::linger, 0);
@@ -384,6 +386,7 @@ void MeasurerDaemon::run() {
 void MeasurerDaemon::Impl::serve(const std::atomic<bool> &stop_requested) {
   worker = std::make_unique<Worker>(context, worker_endpoint, *backend);
   auto next_heartbeat = Clock::now() + options.heartbeat_interval;
+  bool idle = true;
   while (!stop_requested.load()) {
     const auto now = Clock::now();
     const auto wait = std::min(
@@ -399,10 +402,15 @@ void MeasurerDaemon::Impl::serve(const std::atomic<bool> &stop_requested) {
     if (items[1].revents & ZMQ_POLLIN) receive_done();
     if (items[0].revents & ZMQ_POLLIN) receive_all();
     dispatch();
-    if (Clock::now() >= next_heartbeat) {
+    // Going idle is told at once, not at the next interval: clients choose where to send
+    // (and whether to move a queued request) by the loads heartbeats report, so a measurer
+    // whose idleness is a heartbeat old would stay idle that long while others have queues.
+    const bool now_idle = !running && queue.empty();
+    if (Clock::now() >= next_heartbeat || (now_idle && !idle)) {
       send_heartbeats(Clock::now());
       next_heartbeat = Clock::now() + options.heartbeat_interval;
     }
+    idle = now_idle;
   }
   shut_down();
 }

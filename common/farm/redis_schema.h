@@ -22,6 +22,7 @@
 //   protuner:v1:results:<suite>:<app>     hash    searchers           searchers (shared cache), report
 //   protuner:v1:baselines:<suite>:<app>   hash    searchers           status, report
 //   protuner:v1:jobs-done:<suite>:<app>   hash    searchers           coordinator, status
+//   protuner:v1:progress:<suite>:<app>    hash    searchers           status, report
 //   protuner:v1:best-history:<suite>:<app>  zset  searchers         free searchers (app_join.h)
 //   protuner:v1:coordinator               string  coordinators        coordinators (the lease)
 //   protuner:v1:measurer:<name>           hash    that measurer (expires)  searchers
@@ -38,9 +39,10 @@
 //
 // A suite's state hash holds "schema", "phase" (queued: its jobs are in the queue; done;
 // cancelled) and "finished_ms". The app hashes, their results, baselines and finished jobs
-// are described field by field in app_state.h. The coordinator lease holds the active
-// coordinator's name and expires unless renewed (coordinator_daemon.h). The measurer records
-// and their index are described in measurer_registry.h.
+// are described field by field in app_state.h, the jobs' progress records in
+// job_progress.h. The coordinator lease holds the active coordinator's name and expires
+// unless renewed (coordinator_daemon.h). The measurer records and their index are
+// described in measurer_registry.h.
 //
 // Libraries are stored content-addressed: the key is the SHA-256 of the file's bytes, so
 // an app's identity everywhere is that hash, never a path, and a stored library is never

@@ -9,11 +9,12 @@
 #include <thread>
 
 #include "common/errors.h"
-#include "common/host_facts.h"
 #include "common/farm/app_state.h"
+#include "common/farm/job_progress.h"
 #include "common/farm/library_store.h"
 #include "common/farm/measurer_registry.h"
 #include "common/farm/redis_schema.h"
+#include "common/host_facts.h"
 #include "common/redis_client.h"
 #include "measurer/cache_key.h"
 #include "measurer/measure_json.h"
@@ -43,7 +44,8 @@ enum class Interruption { kNone, kLost, kAppFinished, kStopping };
 // Redis connection, until the job ends. Sets `stop` (the search's) and cancels the
 // measurements when the job must end early. With a `host_class`, it also gives the client
 // the live registered measurers of that class at every heartbeat, so a measurer that
-// joins is used and one that died is dropped within a heartbeat.
+// joins is used and one that died is dropped within a heartbeat. The job's latest
+// progress (set_progress) goes to Redis with the next heartbeat (job_progress.h).
 class JobWatcher {
  public:
   JobWatcher(const RedisOptions &redis, const farm::JobQueueSettings &queue,
@@ -70,6 +72,11 @@ class JobWatcher {
 
   const std::atomic<bool> &stop_flag() const { return stop_; }
   Interruption interruption() const { return interruption_.load(); }
+  // Any thread.
+  void set_progress(const farm::JobProgress &progress) {
+    std::lock_guard<std::mutex> lock(progress_mutex_);
+    progress_ = progress;
+  }
 
  private:
   void interrupt(Interruption why) {
@@ -104,6 +111,7 @@ class JobWatcher {
           interrupt(Interruption::kLost);
           continue;
         }
+        write_progress(*redis);
         if (!host_class_.empty()) {
           // None live: the client keeps the ones it has and waits for them to come back,
           // rather than have no measurer at all.
@@ -128,6 +136,17 @@ class JobWatcher {
     }
   }
 
+  // Writes the progress set since the last write, if any.
+  void write_progress(RedisClient &redis) {
+    std::optional<farm::JobProgress> progress;
+    {
+      std::lock_guard<std::mutex> lock(progress_mutex_);
+      progress.swap(progress_);
+    }
+    if (progress)
+      farm::record_job_progress(redis, delivery_.job.suite, delivery_.job.app, *progress);
+  }
+
   const farm::Delivery &delivery_;
   std::string consumer_;
   milliseconds interval_;
@@ -137,6 +156,8 @@ class JobWatcher {
   const std::string host_class_;  // of the registered measurers to use; "": fixed ones
   std::atomic<bool> stop_{false};
   std::atomic<Interruption> interruption_{Interruption::kNone};
+  std::mutex progress_mutex_;
+  std::optional<farm::JobProgress> progress_;  // set, not yet written
   std::mutex mutex_;
   std::condition_variable cv_;
   bool done_ = false;
@@ -393,6 +414,14 @@ JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatch
   if (farm::is_final(app.phase)) {
     spdlog::info("searcher {}: {}/{} is already {}", options.name, job.suite, job.app,
                  farm::app_phase_name(app.phase));
+    // Counted done like every other job of the app (a job joined just before the app
+    // finished), so a final app's record says all of its jobs ended.
+    farm::JobSummary summary;
+    summary.seed = job.seed;
+    summary.searcher = options.name;
+    summary.errors = {std::string("not run: the app was already ") +
+                      farm::app_phase_name(app.phase)};
+    farm::record_job_done(redis, job.suite, job.app, summary);
     return {true, ""};
   }
   // The app's clock on this host: the server said `now_ms` a moment ago.
@@ -411,10 +440,24 @@ JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatch
   BackendCandidateMeasurer measurer(
       backend, spec, "host",
       candidate_measure_settings(options.tune.measure, budget_seconds, options.tune));
-  const SearchOutcome outcome = search_until(
-      prepared, options.algorithm, options.base_seed + static_cast<uint64_t>(job.seed), app_start,
-      search_deadline(app_start, budget_seconds, options.tune), measurer, options.tune, {},
-      &watcher.stop_flag());
+  farm::JobProgress progress;
+  progress.seed = job.seed;
+  progress.searcher = options.name;
+  LoopProgress last;  // the latest report: the metrics count what each one adds
+  const auto on_progress = [&](const LoopProgress &p) {
+    if (metrics) metrics->searched(p.rollouts - last.rollouts, p.decisions - last.decisions);
+    last = p;
+    progress.rollouts = p.rollouts;
+    progress.decisions = p.decisions;
+    progress.measurements = p.measurements;
+    progress.best_ms = p.best_ms;
+    progress.elapsed_s = p.elapsed_seconds;
+    watcher.set_progress(progress);
+  };
+  const SearchOutcome outcome =
+      search_until(prepared, options.algorithm, options.base_seed + static_cast<uint64_t>(job.seed),
+                   app_start, search_deadline(app_start, budget_seconds, options.tune), measurer,
+                   options.tune, on_progress, &watcher.stop_flag());
   client.clear_deadline();
   {
     std::lock_guard<std::mutex> lock(stats_mutex);
@@ -440,6 +483,11 @@ JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatch
   }
   summary.measurements = measurer.measurements();
   summary.errors = outcome.errors;
+  progress.rollouts = std::max(progress.rollouts, outcome.rollouts);
+  progress.measurements = summary.measurements;
+  progress.best_ms = summary.best_ms;
+  progress.elapsed_s = seconds_between(app_start, Clock::now());
+  farm::record_job_progress(redis, job.suite, job.app, progress);
   farm::record_job_done(redis, job.suite, job.app, summary);
   spdlog::info("searcher {}: {}/{} seed {}: best {} ms after {} measurements and {} answers "
                "from the farm's caches",

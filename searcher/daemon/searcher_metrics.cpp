@@ -43,6 +43,18 @@ SearcherMetrics::SearcherMetrics(prometheus::Registry &registry) {
                 .Help("Search jobs this searcher added to running apps, finding the queue empty")
                 .Register(registry)
                 .Add({});
+  rollouts_ = &prometheus::BuildCounter()
+                   .Name("protuner_searcher_rollouts_total")
+                   .Help(
+                       "Complete schedules this searcher's searches reached (MCTS rollouts, "
+                       "beam and random samples): search throughput")
+                   .Register(registry)
+                   .Add({});
+  decisions_ = &prometheus::BuildCounter()
+                    .Name("protuner_searcher_decisions_total")
+                    .Help("Root decisions this searcher's MCTS searches took")
+                    .Register(registry)
+                    .Add({});
   busy_ = &prometheus::BuildGauge()
                .Name("protuner_searcher_busy")
                .Help("1 while the searcher runs a job")
@@ -66,5 +78,10 @@ void SearcherMetrics::cache_hit() { cache_hits_->Increment(); }
 void SearcherMetrics::write_error() { write_errors_->Increment(); }
 
 void SearcherMetrics::joined() { joins_->Increment(); }
+
+void SearcherMetrics::searched(int64_t rollouts, int64_t decisions) {
+  if (rollouts > 0) rollouts_->Increment(static_cast<double>(rollouts));
+  if (decisions > 0) decisions_->Increment(static_cast<double>(decisions));
+}
 
 }  // namespace protuner

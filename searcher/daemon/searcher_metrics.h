@@ -1,10 +1,12 @@
 // The searcher daemon's Prometheus families, served on `protuner searcher --metrics-port`:
 // what a dashboard reads to see a searcher work (jobs by kind and how they ended, whether
-// it holds one now, its candidates by how they were answered, and the jobs it added to
-// running apps), live while a job runs.
+// it holds one now, its candidates by how they were answered, its searches' rollouts and
+// root decisions, and the jobs it added to running apps), live while a job runs.
 //
 // Thread safety: prometheus-cpp metrics may be updated from any thread.
 #pragma once
+
+#include <cstdint>
 
 #include "common/farm/job_record.h"
 #include "measurer/measurement.h"
@@ -35,6 +37,8 @@ class SearcherMetrics {
   void write_error();
   // A search job this searcher added to a running app, finding the queue empty.
   void joined();
+  // Rollouts and root decisions the job's searches made since the last call.
+  void searched(int64_t rollouts, int64_t decisions);
 
  private:
   // Indexed [kind][outcome] and by MeasureStatus.
@@ -43,6 +47,8 @@ class SearcherMetrics {
   prometheus::Counter *cache_hits_ = nullptr;
   prometheus::Counter *write_errors_ = nullptr;
   prometheus::Counter *joins_ = nullptr;
+  prometheus::Counter *rollouts_ = nullptr;
+  prometheus::Counter *decisions_ = nullptr;
   prometheus::Gauge *busy_ = nullptr;
 };
 

@@ -68,6 +68,8 @@ struct Link {
   // The ping sent right after the outstanding request: a heartbeat acknowledging it that
   // does not list the request means the measurer does not have it (wire.h).
   int64_t proof_seq = 0;
+  // A heartbeat since that ping says the outstanding request waits behind others' there.
+  bool outstanding_queued = false;
   Clock::time_point deadline;
   // After a request timed out here, no new work until heartbeats show the measurer has
   // dropped it (it may still be stuck on it).
@@ -120,8 +122,14 @@ class MeasurerClient::Batch {
  public:
   Batch(MeasurerClient::Impl &client, const std::vector<MeasureRequest> &requests,
         const std::atomic<Clock::rep> &deadline)
-      : c_(client), deadline_(deadline), requests_(requests), results_(requests.size()),
-        attempts_(requests.size()), history_(requests.size()), tried_(requests.size()) {
+      : c_(client),
+        deadline_(deadline),
+        requests_(requests),
+        results_(requests.size()),
+        attempts_(requests.size()),
+        history_(requests.size()),
+        tried_(requests.size()),
+        moves_(requests.size()) {
     for (size_t i = 0; i < requests.size(); ++i) waiting_.push_back(i);
   }
 
@@ -130,6 +138,8 @@ class MeasurerClient::Batch {
  private:
   void start_links(Clock::time_point now);
   void assign(Clock::time_point now);
+  bool send_request(size_t request, size_t link, Clock::time_point now);
+  void rebalance(Clock::time_point now);
   std::optional<size_t> pick_link(size_t request, Clock::time_point now) const;
   void poll(Clock::time_point now);
   void receive(Link &link);
@@ -150,6 +160,7 @@ class MeasurerClient::Batch {
   std::vector<int> attempts_;
   std::vector<std::vector<std::string>> history_;  // per request: what happened to each attempt
   std::vector<std::set<size_t>> tried_;            // per request: links it was sent to
+  std::vector<int> moves_;                         // per request: times rebalance moved it
   std::deque<size_t> waiting_;
   size_t done_ = 0;
   Clock::time_point last_usable_;  // last time some measurer could take work
@@ -168,6 +179,7 @@ std::vector<MeasureResult> MeasurerClient::Batch::run() {
       break;
     }
     assign(now);
+    rebalance(now);
     poll(now);
     now = Clock::now();
     housekeeping(now);
@@ -197,28 +209,69 @@ void MeasurerClient::Batch::start_links(Clock::time_point now) {
 
 void MeasurerClient::Batch::assign(Clock::time_point now) {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
-    const size_t request = *it;
-    const auto pick = pick_link(request, now);
-    if (!pick) {
+    const auto pick = pick_link(*it, now);
+    // Not sent when the socket would block: tried again next turn.
+    if (pick && send_request(*it, *pick, now)) {
+      it = waiting_.erase(it);
+    } else {
       ++it;
-      continue;
     }
-    Link &link = c_.links[*pick];
-    c_.rotation = *pick + 1;
-    const std::string id = c_.tag + "-" + std::to_string(c_.next_id++);
-    if (!c_.send(link, wire::measure_message(id, requests_[request]))) {
-      ++it;  // the socket would block; try again next turn
-      continue;
+  }
+}
+
+// Sends `request` to link `index` as a new attempt; false when its socket would block.
+bool MeasurerClient::Batch::send_request(size_t request, size_t index, Clock::time_point now) {
+  Link &link = c_.links[index];
+  c_.rotation = index + 1;
+  const std::string id = c_.tag + "-" + std::to_string(c_.next_id++);
+  if (!c_.send(link, wire::measure_message(id, requests_[request]))) return false;
+  ++c_.stats.sent;
+  ++attempts_[request];
+  tried_[request].insert(index);
+  link.outstanding = request;
+  link.outstanding_id = id;
+  link.outstanding_queued = false;
+  link.deadline = now + c_.request_timeout(requests_[request]);
+  c_.ping(link, now);
+  link.proof_seq = link.ping_seq;
+  return true;
+}
+
+// A request waiting in one measurer's queue moves to a measurer whose heartbeat says it
+// has gone idle (the daemon announces that at once): the choice when it was sent read loads
+// up to a heartbeat old, and other searchers' requests may have arrived first since. The
+// measurer it leaves is told to drop it; should it have started on it meanwhile, its late
+// result is dropped here, and it gets no work from this client until its heartbeats let go
+// of the request, as after a cancel. A move is not a failed attempt; a request moves at
+// most kMaxMoves times, so loads that change faster than heartbeats tell cannot bounce it.
+void MeasurerClient::Batch::rebalance(Clock::time_point now) {
+  constexpr int kMaxMoves = 2;
+  std::set<size_t> taken;  // idle links claimed this turn
+  for (size_t from = 0; from < c_.links.size(); ++from) {
+    Link &queued = c_.links[from];
+    if (!queued.outstanding || !queued.outstanding_queued) continue;
+    const size_t request = *queued.outstanding;
+    if (moves_[request] >= kMaxMoves) continue;
+    std::optional<size_t> to;
+    for (size_t i = 0; i < c_.links.size() && !to; ++i) {
+      const Link &l = c_.links[i];
+      if (l.state == LinkState::kLive && !l.outstanding && l.draining_id.empty() && l.load == 0 &&
+          l.load_heard >= started_ && !taken.count(i)) {
+        to = i;
+      }
     }
-    ++c_.stats.sent;
-    ++attempts_[request];
-    tried_[request].insert(*pick);
-    link.outstanding = request;
-    link.outstanding_id = id;
-    link.deadline = now + c_.request_timeout(requests_[request]);
-    c_.ping(link, now);
-    link.proof_seq = link.ping_seq;
-    it = waiting_.erase(it);
+    if (!to) return;  // nothing idle: nothing moves
+    c_.send(queued, wire::cancel_message(queued.outstanding_id));
+    queued.draining_id = queued.outstanding_id;
+    queued.outstanding.reset();
+    queued.outstanding_queued = false;
+    --attempts_[request];
+    ++moves_[request];
+    ++c_.stats.moved;
+    taken.insert(*to);
+    spdlog::debug("measurer client: moving request {} from {}'s queue to idle {}", request,
+                  queued.endpoint, c_.links[*to].endpoint);
+    if (!send_request(request, *to, now)) waiting_.push_front(request);  // sent next turn
   }
 }
 
@@ -415,6 +468,10 @@ void MeasurerClient::Batch::on_heartbeat(Link &link, const wire::HeartbeatBody &
   if (held(link.outstanding_id) && hb.running != link.outstanding_id) {
     link.deadline = now + c_.request_timeout(requests_[*link.outstanding]);
   }
+  // A heartbeat that has read the ping sent after the request knows where it stands: behind
+  // another request that runs. (A measurer not busy starts the request it has just read.)
+  link.outstanding_queued = link.proof_seq > 0 && hb.seq >= link.proof_seq && hb.busy &&
+                            held(link.outstanding_id) && hb.running != link.outstanding_id;
 }
 
 void MeasurerClient::Batch::housekeeping(Clock::time_point now) {

@@ -64,6 +64,7 @@ class MeasurerClient : public MeasurementBackend {
     int64_t deaths = 0;      // times a measurer was declared dead
     int64_t lost = 0;        // attempts retried because a measurer's heartbeat lacked them
     int64_t cancelled = 0;   // requests returned cancelled (deadline or cancel_all)
+    int64_t moved = 0;       // queued requests moved to a measurer that went idle
     std::vector<int64_t> answered;  // results received, per endpoint in use (list order)
   };
 

@@ -392,6 +392,7 @@ void BeamRun::report_progress(const std::vector<Node> &beam) const {
                   })->cost;
   }
   p.evaluations = result_.evaluations;
+  p.rollouts = result_.rollouts;
   ctx_.on_progress(p);
 }
 

@@ -420,6 +420,7 @@ class Ensemble {
     p.best_measured_seconds = best_measured_seconds_;
     p.evaluations = evaluations();
     p.measurements = ctx_.measurer ? ctx_.measurer->measurements() : 0;
+    for (const MctsTree &t : trees_) p.rollouts += t.stats().rollouts;
     ctx_.on_progress(p);
   }
 

@@ -161,6 +161,7 @@ void RandomRun::report_progress() const {
   p.best_cost = kept.cost;
   p.best_measured_seconds = kept.measured;
   p.evaluations = evaluations_;
+  p.rollouts = sampled_;
   if (ctx_.measurer) p.measurements = ctx_.measurer->measurements() - measurements_before_;
   ctx_.on_progress(p);
 }

@@ -82,6 +82,7 @@ struct SearchProgress {
   std::optional<double> best_measured_seconds;
   int64_t evaluations = 0;   // states scored by the cost model
   int64_t measurements = 0;  // candidates measured
+  int64_t rollouts = 0;      // complete schedules reached so far (as SearchResult::rollouts)
 };
 
 struct SearchContext {

@@ -95,6 +95,7 @@ SearchOutcome run_tuning_job(const TuningJob &job,
   }
   // Runs repeat while a measurement can pick between their bests.
   const bool one_run = !measurer || job.iterations.has_value();
+  int64_t decisions = 0;  // taken by the runs that ended
   const auto stopped = [&] { return job.stop && job.stop->load(); };
   for (uint64_t s = job.seed;
        out.seeds.empty() || (!one_run && Clock::now() < job.deadline && !stopped()); ++s) {
@@ -105,15 +106,23 @@ SearchOutcome run_tuning_job(const TuningJob &job,
     // Each run starts from the fastest schedule measured so far, seed or earlier run.
     if (out.best && out.best_result) ctx.start_points.push_back(*out.best);
     const double run_offset = seconds_between(job.start, Clock::now());
+    SearchProgress run;  // the run's latest report
     const auto report = [&](std::optional<double> run_best_seconds) {
       if (!progress) return;
-      std::optional<double> best =
-          out.best_result ? std::optional(out.best_result->timing.min_ms) : std::nullopt;
-      if (run_best_seconds) best = min_opt(best, *run_best_seconds * 1000);
-      progress({seconds_between(job.start, Clock::now()), best,
-                measurer ? measurer->measurements() : 0, static_cast<int>(out.seeds.size())});
+      LoopProgress p;
+      p.elapsed_seconds = seconds_between(job.start, Clock::now());
+      p.best_ms = out.best_result ? std::optional(out.best_result->timing.min_ms) : std::nullopt;
+      if (run_best_seconds) p.best_ms = min_opt(p.best_ms, *run_best_seconds * 1000);
+      p.measurements = measurer ? measurer->measurements() : 0;
+      p.runs = static_cast<int>(out.seeds.size());
+      p.rollouts = out.rollouts + run.rollouts;
+      p.decisions = decisions + run.decided_steps;
+      progress(p);
     };
-    ctx.on_progress = [&](const SearchProgress &p) { report(p.best_measured_seconds); };
+    ctx.on_progress = [&](const SearchProgress &p) {
+      run = p;
+      report(p.best_measured_seconds);
+    };
     SearchBudget budget;
     budget.deadline = job.deadline;
     budget.iterations = job.iterations;
@@ -130,6 +139,8 @@ SearchOutcome run_tuning_job(const TuningJob &job,
     out.seeds.push_back(s);
     out.last_run_best = result->best;
     out.rollouts += result->rollouts;
+    decisions += run.decided_steps;
+    run = SearchProgress{};
     out.evaluations += result->evaluations;
     append_trace(out, *result, run_offset);
     if (measurer) {

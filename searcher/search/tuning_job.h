@@ -1,8 +1,8 @@
 // One tuning job, one implementation: a pipeline, a measurement backend, a cost model and a
 // deadline in, the fastest measured schedule out. `protuner tune` and `compare` run it per
-// app (coordinator/tune.h), and so does the Halide plugin (searcher/plugin/), so a schedule
-// is found by the same rules however it is asked for; the farm's searcher daemon is to run
-// it per job.
+// app (coordinator/tune.h), so do the Halide plugin (searcher/plugin/) and the farm's
+// searcher daemon, per job (searcher/daemon/), so a schedule is found by the same rules
+// however it is asked for.
 //
 // The job measures the seeds (seed_measurement.h), then runs the named search from the
 // fastest schedule measured so far, with seeds seed, seed+1, ... until the deadline,
@@ -80,12 +80,15 @@ struct TunePoint {
   std::optional<double> best_cost_ms;      // the cost model's best prediction so far
 };
 
-// The live state of a job, for progress lines.
+// The live state of a job, for progress lines and the farm's progress records: totals over
+// its search runs so far, the one under way included.
 struct LoopProgress {
   double elapsed_seconds = 0;
   std::optional<double> best_ms;
   int64_t measurements = 0;
   int runs = 0;
+  int64_t rollouts = 0;   // complete schedules the searches reached
+  int64_t decisions = 0;  // root decisions the searches took (MCTS; other searches: 0)
 };
 
 struct SearchOutcome {

@@ -26,44 +26,32 @@ done
 for tool in protuner protuner-measurerd; do
   [ -x "$build/bin/$tool" ] || { echo "missing $build/bin/$tool: build first" >&2; exit 66; }
 done
+command -v jq > /dev/null || { echo "jq is missing: scripts/install-deps.sh" >&2; exit 69; }
+# shellcheck source=tests/bench/farm_processes.sh
+source "$root/tests/bench/farm_processes.sh"
 out=${out:-$(mktemp -d)}
-mkdir -p "$out/redis" "$out/logs"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-redis_port=$(free_port)
-measurer_port=$(free_port)
-metrics_port=$(free_port)
-redis=redis://127.0.0.1:$redis_port
+farm_build=$build
+farm_dir=$out
+trap farm_stop EXIT
+metrics_port=$(farm_free_port)
 last_cpu=$(($(nproc) - 1))
 others=0
 [ "$last_cpu" -gt 0 ] && others=0-$((last_cpu - 1))
 
-pids=()
-stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap stop EXIT
-redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$out/redis" --appendonly yes \
-  --appendfsync always --save '' > "$out/logs/redis.log" 2>&1 &
-pids+=($!)
-until redis-cli -p "$redis_port" ping > /dev/null 2>&1; do sleep 0.1; done
-"$build/bin/protuner-measurerd" --bind "tcp://127.0.0.1:$measurer_port" --cpus "$last_cpu" \
-  --cache-dir "$out/measurer-cache" --redis "$redis" --name bench-measurer \
-  --metrics-port "$metrics_port" > "$out/logs/measurer.log" 2>&1 &
-pids+=($!)
-taskset -c "$others" "$build/bin/protuner" coordinator --redis "$redis" \
-  > "$out/logs/coordinator.log" 2>&1 &
-pids+=($!)
-taskset -c "$others" "$build/bin/protuner" searcher --redis "$redis" --cores 1 \
-  --library-cache "$out/libraries" > "$out/logs/searcher.log" 2>&1 &
-pids+=($!)
+farm_start_redis
+farm_spawn measurer "$build/bin/protuner-measurerd" --bind "tcp://127.0.0.1:*" \
+  --cpus "$last_cpu" --cache-dir "$out/measurer-cache" --redis "$farm_redis" \
+  --name bench-measurer --metrics-port "$metrics_port"
+farm_spawn coordinator taskset -c "$others" "$build/bin/protuner" coordinator --redis "$farm_redis"
+farm_spawn searcher taskset -c "$others" "$build/bin/protuner" searcher --redis "$farm_redis" \
+  --cores 1 --library-cache "$out/libraries"
 
-id=$("$build/bin/protuner" submit "$suite" --redis "$redis" --json | python3 -c \
-  'import json,sys; print(json.load(sys.stdin)["id"])')
+id=$(farm_submit "$suite")
 echo "suite $id from $suite; logs in $out/logs"
 start=$(date +%s)
-until "$build/bin/protuner" status "$id" --redis "$redis" --json | python3 -c \
-  'import json,sys; sys.exit(0 if json.load(sys.stdin)["phase"] in ("done","cancelled") else 1)'
-do sleep 5; done
+farm_wait_suite "$id"
 echo "suite done in $(( $(date +%s) - start )) s"
-"$build/bin/protuner" report "$id" --redis "$redis"
+"$build/bin/protuner" report "$id" --redis "$farm_redis"
 
 curl -s "http://127.0.0.1:$metrics_port/metrics" > "$out/metrics.txt"
 python3 - "$out/metrics.txt" <<'PY'

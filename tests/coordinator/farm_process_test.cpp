@@ -41,6 +41,7 @@
 
 #include "common/child_process.h"
 #include "common/farm/app_state.h"
+#include "common/farm/job_progress.h"
 #include "common/farm/measurer_registry.h"
 #include "common/farm/redis_schema.h"
 #include "common/redis_client.h"
@@ -310,6 +311,15 @@ TEST_F(FarmProcessTest, ASuiteRunsToTheEndAndTheDaemonsStopCleanly) {
             static_cast<double>(farm::read_candidates(redis, suite, "blur").size()));
   EXPECT_GE(metric(search_metrics, "protuner_searcher_measurements_total", "status=\"ok\""),
             1);
+  // The search job's progress as it ended (this short budget goes mostly to the seeds;
+  // AFreeSearcherJoinsTheRunningAppWithANewSeed checks the searches' rollouts).
+  const auto jobs = farm::read_job_progress(redis, suite, "blur");
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].searcher, "searcher-a");
+  const auto summary = farm::job_summary_from_json(
+      redis.command({"HGET", farm::jobs_done_key(suite, "blur"), "0"}).str, "jobs-done");
+  EXPECT_EQ(jobs[0].measurements, summary.measurements);
+  EXPECT_EQ(jobs[0].best_ms, summary.best_ms);
 
   // The report agrees with Redis: the best, the baselines and the speedups over them.
   const auto baselines = farm::read_baselines(redis, suite, "blur");
@@ -325,6 +335,9 @@ TEST_F(FarmProcessTest, ASuiteRunsToTheEndAndTheDaemonsStopCleanly) {
   }
   EXPECT_DOUBLE_EQ(report.at("geomean_speedups").at("Adams2019").get<double>(),
                    row.at("speedups").at("Adams2019").get<double>());
+  EXPECT_EQ(row.at("rollouts").get<int64_t>(), jobs[0].rollouts);
+  EXPECT_EQ(row.at("decisions").get<int64_t>(), jobs[0].decisions);
+  EXPECT_EQ(row.at("jobs").at(0).at("searcher"), "searcher-a");
   // The best schedule, as stored and as C++ source to paste into the generator.
   const auto schedule_json = cli("schedule", suite + " blur --format json");
   ASSERT_EQ(schedule_json.exit_code, 0) << schedule_json.output;
@@ -545,6 +558,30 @@ TEST_F(FarmProcessTest, AFreeSearcherJoinsTheRunningAppWithANewSeed) {
     searchers.insert(json::parse(summary.str).at("searcher").get<std::string>());
   }
   EXPECT_EQ(searchers, (std::set<std::string>{"searcher-a", "searcher-b"}));
+  // Every search job that ran left its progress in Redis; the searchers' metrics counted
+  // its rollouts and decisions as they were reported (never more than the final records;
+  // SearchUntil.ReportsItsSearchesRolloutsAndDecisionsAsTheyGo checks that a search
+  // reports them), and the report sums them per app.
+  const auto jobs = farm::read_job_progress(redis, suite, "blur");
+  EXPECT_EQ(static_cast<int64_t>(jobs.size()),
+            redis.command({"HLEN", farm::jobs_done_key(suite, "blur")}).integer);
+  int64_t rollouts = 0, decisions = 0;
+  for (const farm::JobProgress &p : jobs) {
+    rollouts += p.rollouts;
+    decisions += p.decisions;
+  }
+  EXPECT_LE(metric(metrics_a, "protuner_searcher_rollouts_total") +
+                metric(metrics_b, "protuner_searcher_rollouts_total"),
+            static_cast<double>(rollouts));
+  EXPECT_LE(metric(metrics_a, "protuner_searcher_decisions_total") +
+                metric(metrics_b, "protuner_searcher_decisions_total"),
+            static_cast<double>(decisions));
+  const auto status = cli("status", suite + " --json");
+  ASSERT_EQ(status.exit_code, 0) << status.output;
+  const json row = json::parse(status.output.substr(status.output.find('{'))).at("apps").at(0);
+  EXPECT_EQ(row.at("rollouts").get<int64_t>(), rollouts);
+  EXPECT_EQ(row.at("decisions").get<int64_t>(), decisions);
+  EXPECT_EQ(row.at("jobs").size(), jobs.size());
 }
 
 TEST_F(FarmProcessTest, RegisteredMeasurersAreFoundAJoinerIsUsedAndADeadOneDropped) {

@@ -214,6 +214,29 @@ TEST(SearchUntil, CalibratesTheAnalyticModelOnEveryScheduleItMeasures) {
             TuneSettings{}.candidate_stop_above_best);
 }
 
+// A job's progress counts what its searches do between measurements (the farm writes it
+// to Redis: common/farm/job_progress.h): rollouts and root decisions, never going back,
+// and at the end the rollouts the job's outcome reports.
+TEST(SearchUntil, ReportsItsSearchesRolloutsAndDecisionsAsTheyGo) {
+  const PreparedApp app = prepare_app(kBlurApp, 2);
+  FakeBackend backend;
+  BackendCandidateMeasurer m(backend, kBlurApp, "host", {});
+  std::vector<LoopProgress> reports;
+  const Clock::time_point now = Clock::now();
+  const SearchOutcome o =
+      search_until(app, "mcts_1s", 1, now, now + std::chrono::seconds(3), m, TuneSettings{},
+                   [&](const LoopProgress &p) { reports.push_back(p); });
+  ASSERT_FALSE(reports.empty());
+  for (size_t i = 1; i < reports.size(); ++i) {
+    EXPECT_GE(reports[i].rollouts, reports[i - 1].rollouts) << "report " << i;
+    EXPECT_GE(reports[i].decisions, reports[i - 1].decisions) << "report " << i;
+  }
+  EXPECT_GT(o.rollouts, 0);
+  EXPECT_EQ(reports.back().rollouts, o.rollouts);
+  EXPECT_GT(reports.back().decisions, 0);
+  EXPECT_EQ(reports.back().runs, static_cast<int>(o.seeds.size()));
+}
+
 // Every search candidate overrunning its compile limit (resnet50 at a 3-minute budget)
 // leaves the app with the fallback, measured first, not with nothing.
 TEST(SearchUntil, KeepsTheFallbackWhenEveryCandidateFails) {

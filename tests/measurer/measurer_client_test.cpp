@@ -1,9 +1,9 @@
 // The measurer client against in-process daemons with fake backends (and one hand-made
 // measurer that freezes): results come back in request order, load is spread with one
-// request per measurer at a time, to the measurer other clients leave idle, the measurer
-// list can change between batches, and a measurer that dies, freezes, hangs or shuts down
-// loses its request to another; what cannot be answered anywhere is a timeout result that
-// says why.
+// request per measurer at a time, to the measurer other clients leave idle, a queued
+// request moves to a measurer that went idle, the measurer list can change between
+// batches, and a measurer that dies, freezes, hangs or shuts down loses its request to
+// another; what cannot be answered anywhere is a timeout result that says why.
 #include "searcher/measurement/measurer_client.h"
 
 #include <gtest/gtest.h>
@@ -146,6 +146,43 @@ TEST(MeasurerClient, OneRequestAtATimeGoesToTheMeasurerOtherClientsLeaveIdle) {
   EXPECT_EQ(stats.answered[0], 0) << "a request queued behind the other client's";
   EXPECT_EQ(stats.answered[1], 3);
   EXPECT_EQ(stats.retried, 0);
+}
+
+// Loads change between heartbeats: a request sent to the least loaded measurer can find
+// itself queued behind another searcher's long measurement while a measurer that looked
+// busier goes idle. It moves there, and the measurer it leaves drops it unmeasured.
+TEST(MeasurerClient, AQueuedRequestMovesToAMeasurerThatWentIdle) {
+  DaemonThread slow, quick;
+  std::thread hog([&] {
+    MeasurerClient c({slow.endpoint()}, fast_client());
+    expect_in_order(c.measure_batch(fake_batch(1, 2500)), 1);
+  });
+  std::vector<std::thread> shorts;
+  for (int i = 0; i < 2; ++i) {
+    shorts.emplace_back([&] {
+      MeasurerClient c({quick.endpoint()}, fast_client());
+      expect_in_order(c.measure_batch(fake_batch(1, 400)), 1);
+    });
+  }
+  // slow runs one request; quick runs one and has one queued: a load of 1 against 2.
+  while (slow.state().started.load() == 0 || quick.state().started.load() == 0) {
+    std::this_thread::sleep_for(5ms);
+  }
+  MeasurerClient client({slow.endpoint(), quick.endpoint()}, fast_client());
+  const auto start = std::chrono::steady_clock::now();
+  const MeasureResult r = client.measure(testing::fake_request(0, 50));
+  const auto took = std::chrono::steady_clock::now() - start;
+  hog.join();
+  for (std::thread &t : shorts) t.join();
+  EXPECT_EQ(r.status, MeasureStatus::kOk) << r.error;
+  const auto stats = client.stats();
+  EXPECT_EQ(stats.moved, 1);
+  EXPECT_EQ(stats.answered[0], 0);
+  EXPECT_EQ(stats.answered[1], 1);
+  EXPECT_EQ(stats.retried, 0);
+  EXPECT_EQ(slow.state().started.load(), 1) << "the request left slow's queue unmeasured";
+  // quick's two short requests (800 ms) and this one, not the 2.5 s behind the hog.
+  EXPECT_LT(took, 2000ms);
 }
 
 // A farm's measurers come and go (searcher/daemon: registered in Redis): a client starts
