@@ -190,7 +190,9 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
     }
   }
   stage.num_pure = static_cast<int>(stage.loop_vars.size());
-  for (const HI::ReductionVariable &rv : def.schedule().rvars()) {
+  const auto &rvars = def.schedule().rvars();
+  stage.constant_reduction_extent = !rvars.empty() && HI::is_const(rvars.front().extent);
+  for (const HI::ReductionVariable &rv : rvars) {
     stage.loop_vars.push_back(rv.var);
     const int64_t lo = evaluate_constant(rv.min, bindings, who + " rvar " + rv.var + " min");
     const int64_t ext = evaluate_constant(rv.extent, bindings, who + " rvar " + rv.var + " extent");

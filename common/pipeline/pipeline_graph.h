@@ -28,6 +28,11 @@ struct StageNode {
   int num_pure = 0;                   // loop_vars[0, num_pure) are pure
   std::vector<int> pure_dims;         // the Func dimension each pure variable iterates
   Region rvar_region;                 // the reduction domain at the estimates, one Span per rvar
+  // Whether the innermost reduction variable's extent is a constant of the algorithm (an
+  // RDom over a tap count the generator fixes), not one Halide learns at run time from a
+  // buffer or a param: only such a loop can be unrolled (StageTiling::unroll_reduction),
+  // since Halide refuses "Can only unroll for loops over a constant extent".
+  bool constant_reduction_extent = false;
   std::vector<Footprint> footprints;  // one per producer Func this stage calls
   std::vector<Footprint> input_reads;  // one per input buffer it reads directly
   // Update stages only: the region of its own Func this stage writes (may exceed what

@@ -122,7 +122,7 @@ void apply_directive(const Directive &d, const PipelineGraph &g, std::vector<Hal
       stage.vectorize(var(0));
       break;
     case Kind::kUnroll:
-      stage.unroll(var(0));
+      stage.unroll(loop_var(g, funcs, d.func, d.vars[0], d.target_is_rvar));
       break;
     case Kind::kRfactorBands: {
       const Halide::RVar outer(d.vars[1]), inner(d.vars[2]);
@@ -217,7 +217,8 @@ std::string directive_source(const Directive &d, const PipelineGraph &g) {
       os << stage_source(d) << ".vectorize(" << var_source(d.vars[0]) << ");";
       break;
     case Kind::kUnroll:
-      os << stage_source(d) << ".unroll(" << var_source(d.vars[0]) << ");";
+      os << stage_source(d) << ".unroll(" << loop_source(d.func, d.vars[0], d.target_is_rvar)
+         << ");";
       break;
     case Kind::kRfactorBands: {
       const std::string outer = "RVar(" + quoted(d.vars[1]) + ")";

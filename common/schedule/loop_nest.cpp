@@ -46,6 +46,30 @@ int64_t reduction_band_points(int64_t extent) {
   return ceil_div(std::max<int64_t>(extent, 1), kParallelReductionBands);
 }
 
+const char *unroll_reduction_refusal(const StageNode &stage, int parallel_loops,
+                                     bool reduction_outside) {
+  if (static_cast<int>(stage.loop_vars.size()) == stage.num_pure) return "it has no reduction";
+  if (!stage.constant_reduction_extent) {
+    return "its innermost reduction loop has an extent Halide learns at run time";
+  }
+  const int64_t extent = stage.rvar_region.front().extent();
+  if (extent < 2 || extent > kMaxUnrolledReduction) {
+    return "its innermost reduction loop has fewer than 2 points or more than "
+           "kMaxUnrolledReduction";
+  }
+  if (reduction_outside) return "its reduction runs outside the middle loops";
+  StageTiling bands;
+  bands.parallel_loops = parallel_loops;
+  if (reduction_in_bands(stage, bands)) return "its reduction runs in parallel bands";
+  return nullptr;
+}
+
+int64_t stage_block_points(const StageNode &stage, const StageTiling &t) {
+  int64_t points = t.unroll_reduction ? stage.rvar_region.front().extent() : 1;
+  for (int64_t n : t.inner) points *= n;
+  return points;
+}
+
 std::string loop_base_name(const StageNode &stage, int var) {
   const std::string &v = stage.loop_vars[var];
   return stage.index == 0 || var >= stage.num_pure ? v : v + "_s" + std::to_string(stage.index);
@@ -128,6 +152,7 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
                          reduction_band_points(extent)});
       } else {
         loops.push_back({stage.loop_vars[r], LoopKind::kReduction, {r}, extent});
+        loops.back().unrolled = r == n && t.unroll_reduction;
       }
     }
   };

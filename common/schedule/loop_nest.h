@@ -85,6 +85,24 @@ bool reduction_in_bands(const StageNode &stage, const StageTiling &t);
 // The points of the outermost reduction variable, of `extent` in all, one band covers.
 int64_t reduction_band_points(int64_t extent);
 
+// The most points an unrolled reduction loop may have (StageTiling::unroll_reduction): a
+// FIR filter's 16 taps, a 5x5 stencil's rows. The whole reduction over an inner tile is
+// then one block of straight-line code, which the space's code-size rule (rule 7,
+// SearchSpaceOptions::max_block_lane_ops) also bounds.
+inline constexpr int64_t kMaxUnrolledReduction = 16;
+
+// Why `stage` cannot unroll its innermost reduction loop with `parallel_loops` and
+// `reduction_outside` as a tiling gives them, or nullptr: it has no reduction loop, its
+// extent is not a constant of the algorithm or exceeds kMaxUnrolledReduction, or its
+// reduction runs outside the middle loops (an unrolled loop would copy them) or in
+// parallel bands.
+const char *unroll_reduction_refusal(const StageNode &stage, int parallel_loops,
+                                     bool reduction_outside);
+// The points of the stage's innermost block (its vectorized and unrolled loops) under `t`:
+// the inner tiles' product, times the reduction loop's extent when `t` unrolls it. What the
+// space's code-size rules count.
+int64_t stage_block_points(const StageNode &stage, const StageTiling &t);
+
 // The name a pure variable's loops are built from. Update stages rename their pure
 // variables ("y" -> "y_s1") so every loop of a Func has its own name: Halide 14 resolves
 // compute_at(f, var) by name across all of f's stages (an explicit stage index is refused

@@ -24,15 +24,21 @@ namespace protuner {
 // computed at a reduction loop makes one slice of its values per reduction point over a
 // tile (nl_means' expert computes its per-offset patch distances so), and an accumulator
 // tile larger than the registers stays in cache across the reduction.
+// With unroll_reduction, an update's innermost reduction loop (of a constant extent,
+// StageNode::constant_reduction_extent), right outside the inner tile, is unrolled too: the
+// block is then the whole reduction over an inner tile, its accumulators in registers from
+// the first tap to the last and its loads shared between taps where they overlap (a FIR
+// filter as experts write it).
 struct StageTiling {
   std::vector<int64_t> tile;
   std::vector<int64_t> inner;
   int parallel_loops = 0;  // outermost outer loops fused into one parallel loop (0: serial)
   bool reduction_outside = false;
+  bool unroll_reduction = false;
 
   bool operator==(const StageTiling &o) const {
     return tile == o.tile && inner == o.inner && parallel_loops == o.parallel_loops &&
-           reduction_outside == o.reduction_outside;
+           reduction_outside == o.reduction_outside && unroll_reduction == o.unroll_reduction;
   }
 };
 
@@ -78,9 +84,11 @@ struct Step {
   // kTile: one pure variable of the current stage
   int64_t tile = 1;
   int64_t inner = 1;
-  // kParallel, the stage's last step: its loop order outside the tiles
+  // kParallel, the stage's last step: its loop order outside the tiles, and whether its
+  // innermost reduction loop is unrolled
   int parallel_loops = 0;
   bool reduction_outside = false;
+  bool unroll_reduction = false;
 
   bool operator==(const Step &o) const {
     if (kind != o.kind) return false;
@@ -91,7 +99,8 @@ struct Step {
       case Kind::kTile:
         return tile == o.tile && inner == o.inner;
       case Kind::kParallel:
-        return parallel_loops == o.parallel_loops && reduction_outside == o.reduction_outside;
+        return parallel_loops == o.parallel_loops && reduction_outside == o.reduction_outside &&
+               unroll_reduction == o.unroll_reduction;
     }
     return false;
   }
@@ -117,6 +126,7 @@ inline std::vector<Step> steps_of(const FuncDecision &d) {
     par.kind = Step::Kind::kParallel;
     par.parallel_loops = t.parallel_loops;
     par.reduction_outside = t.reduction_outside;
+    par.unroll_reduction = t.unroll_reduction;
     out.push_back(par);
   }
   return out;

@@ -258,7 +258,10 @@ void stage_directives(const ScheduleState &state, int f, int s, std::vector<Dire
   }
   for (const Loop &l : final_loops) {
     if (l.vectorized) out.push_back({Kind::kVectorize, f, s, {l.name}});
-    if (l.unrolled) out.push_back({Kind::kUnroll, f, s, {l.name}});
+    if (l.unrolled) {
+      out.push_back({Kind::kUnroll, f, s, {l.name}});
+      out.back().target_is_rvar = l.kind == LoopKind::kReduction;
+    }
   }
 }
 

@@ -37,7 +37,7 @@ struct Directive {
     kFuse,           // stage: fuse(inner, outer, fused)
     kParallel,       // stage: parallel(var)
     kVectorize,      // stage: vectorize(var)
-    kUnroll,         // stage: unroll(var)
+    kUnroll,         // stage: unroll(var), an rvar when target_is_rvar
     kStoreOnStack,   // func: store_in(MemoryType::Stack)
     kAlignStorage,   // func: align_storage(var, factor)
     // stage: split(rvar vars[0], vars[1], vars[2], factor, GuardWithIf), rfactor(vars[1],
@@ -56,7 +56,7 @@ struct Directive {
   int64_t factor = 0;             // kSplit, kAlignStorage
   Tail tail = Tail::kGuard;       // kSplit
   int target_func = -1;           // kComputeAt / kStoreAt
-  bool target_is_rvar = false;
+  bool target_is_rvar = false;    // kComputeAt / kStoreAt / kUnroll: vars[0] is an rvar
 };
 
 // Whether the split that makes the inner loop (vectorized or unrolled) of pure variable v

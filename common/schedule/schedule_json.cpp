@@ -71,6 +71,9 @@ class Reader {
         if (stages[s].contains("reduction_outside")) {
           t.reduction_outside = get<bool>(stages[s], "reduction_outside", sp);
         }
+        if (stages[s].contains("unroll_reduction")) {
+          t.unroll_reduction = get<bool>(stages[s], "unroll_reduction", sp);
+        }
         d.stages.push_back(std::move(t));
       }
     }
@@ -101,6 +104,7 @@ std::string schedule_to_json(const ScheduleState &state) {
         // Written only when set, so every schedule without it keeps its text, and with it
         // its result-cache key and dataset identity.
         if (t.reduction_outside) stage["reduction_outside"] = true;
+        if (t.unroll_reduction) stage["unroll_reduction"] = true;
         stages.push_back(std::move(stage));
       }
       j["stages"] = stages;

@@ -42,9 +42,8 @@ void ScheduleState::commit(FuncDecision d) {
     entry->block_lane_ops += inlined_block_lane_ops(f);
   } else {
     for (size_t s = 0; s < d.stages.size(); ++s) {
-      int64_t block = 1;
-      for (int64_t n : d.stages[s].inner) block *= n;
-      entry->block_lane_ops += block * node.stages[s].code_per_point;
+      entry->block_lane_ops +=
+          stage_block_points(node.stages[s], d.stages[s]) * node.stages[s].code_per_point;
     }
   }
   entry->bounds = compute_bounds(f, d);
@@ -162,6 +161,12 @@ std::string ScheduleState::check_decision(const FuncDecision &d) const {
     if (t.reduction_outside && !node.stages[s].reorderable_reduction()) {
       return "stage " + std::to_string(s) + " has no reduction loops to move outside its tile";
     }
+    if (t.unroll_reduction) {
+      if (const char *why = unroll_reduction_refusal(node.stages[s], t.parallel_loops,
+                                                     t.reduction_outside)) {
+        return "stage " + std::to_string(s) + " cannot unroll its reduction: " + why;
+      }
+    }
   }
   for (size_t s = 0; s < d.stages.size(); ++s) {
     if (d.stages[s].parallel_loops < 2) continue;
@@ -227,8 +232,8 @@ bool ScheduleState::any_enclosing_loop(const LoopRef &at, const Pred &pred) cons
 const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
   const int f = num_decided();
   const std::vector<Loop> &stage = bounds(at.func).loops[at.stage];
-  if (stage[at.loop].kind == LoopKind::kInner)
-    return "compute_at a vectorized or unrolled inner loop";
+  if (stage[at.loop].kind == LoopKind::kInner || stage[at.loop].unrolled)
+    return "compute_at a vectorized or unrolled loop";
   if (reduction_in_bands(graph_->funcs[at.func].stages[at.stage],
                          decision(at.func).stages[at.stage])) {
     return "compute_at a loop of a reduction in parallel bands (the partial reductions run "
@@ -465,8 +470,7 @@ std::vector<ScheduleState::InlineUse> ScheduleState::inline_uses(int f) const {
 int64_t ScheduleState::inlined_block_calls(int f) const {
   int64_t worst = 0;
   for_each_use(*this, f, [&](int g, int s) {
-    int64_t block = 1;
-    for (int64_t n : decision(g).stages[s].inner) block *= n;
+    const int64_t block = stage_block_points(graph_->funcs[g].stages[s], decision(g).stages[s]);
     worst = std::max(worst, points_per_use(f, g, s) * block);
   });
   return worst;
@@ -475,8 +479,7 @@ int64_t ScheduleState::inlined_block_calls(int f) const {
 int64_t ScheduleState::inlined_block_lane_ops(int f) const {
   int64_t points = 0;
   for_each_use(*this, f, [&](int g, int s) {
-    int64_t block = 1;
-    for (int64_t n : decision(g).stages[s].inner) block *= n;
+    const int64_t block = stage_block_points(graph_->funcs[g].stages[s], decision(g).stages[s]);
     points += points_per_use(f, g, s) * block;
   });
   return points * graph_->funcs[f].stages[0].code_per_point;
@@ -559,6 +562,12 @@ std::string ScheduleState::check_step(const Step &step) const {
       if (step.reduction_outside && !stage.reorderable_reduction()) {
         return "the stage has no reduction loops to move outside its tile";
       }
+      if (step.unroll_reduction) {
+        if (const char *why = unroll_reduction_refusal(stage, step.parallel_loops,
+                                                       step.reduction_outside)) {
+          return std::string("the stage cannot unroll its reduction: ") + why;
+        }
+      }
       if (step.parallel_loops < 2) return "";
       const char *why = no_fused_parallel_loops_reason(graph_->funcs[num_decided()],
                                                        pending_->decision.placement);
@@ -609,6 +618,7 @@ void ScheduleState::take_step(const Step &step) {
     if (static_cast<int>(d.stages.size()) == next.stage) d.stages.emplace_back();
     d.stages.back().parallel_loops = step.parallel_loops;
     d.stages.back().reduction_outside = step.reduction_outside;
+    d.stages.back().unroll_reduction = step.unroll_reduction;
     commit(std::move(d));
     pending_.reset();
     return;
@@ -628,6 +638,7 @@ void ScheduleState::take_step(const Step &step) {
   }
   stages.back().parallel_loops = step.parallel_loops;
   stages.back().reduction_outside = step.reduction_outside;
+  stages.back().unroll_reduction = step.unroll_reduction;
   p.last_stage_done = true;
   p.start_stage(node.stages[stages.size()]);
 }

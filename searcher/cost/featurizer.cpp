@@ -767,9 +767,11 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     const double slide = window.share;
     const double root_points = box_points(stage.loop_region(node.root_region));
 
-    // The innermost loop that is not vectorized or unrolled: its iteration is one block.
+    // The innermost loop that is not vectorized or unrolled: its iteration is one block (the
+    // inner tile, and an unrolled reduction loop around it).
+    const auto in_block = [](const Loop &l) { return l.kind == LoopKind::kInner || l.unrolled; };
     int L = static_cast<int>(loops.size()) - 1;
-    while (L > 0 && loops[L].kind == LoopKind::kInner) --L;
+    while (L > 0 && in_block(loops[L])) --L;
     double vw = 1, unroll = 1;
     for (const Loop &l : loops) {
       if (l.vectorized) vw *= static_cast<double>(l.extent);
@@ -863,7 +865,7 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
       return iterations[levels - 1] * moved[levels - 1][c] * R * slide;
     };
     const double block_vectors = vw > 1 ? unroll * vectors_per_vw : unroll;
-    const int serial = L >= 0 && loops[L].kind != LoopKind::kInner ? L : -1;
+    const int serial = L >= 0 && !in_block(loops[L]) ? L : -1;
     const BlockMemory memory = block_memory(loops, serial, stage, groups, f, vectors_per_vw,
                                             vector_registers(m.vector_bits), constant_stride_dims);
     const Traffic &per_task = reads[own_parallel ? 1 : 0];

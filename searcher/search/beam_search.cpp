@@ -63,7 +63,8 @@ uint64_t decision_hash(const ScheduleState &state, int f, int level) {
       for (size_t v = 0; v < t.tile.size(); ++v) {
         h = mix(mix(h, static_cast<uint64_t>(t.tile[v])), static_cast<uint64_t>(t.inner[v]));
       }
-      h = mix(mix(h, static_cast<uint64_t>(t.parallel_loops)), uint64_t{t.reduction_outside});
+      h = mix(mix(h, static_cast<uint64_t>(t.parallel_loops)),
+              uint64_t{t.reduction_outside} | uint64_t{t.unroll_reduction} << 1);
     }
   }
   return h;

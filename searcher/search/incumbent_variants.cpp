@@ -28,7 +28,8 @@ std::optional<ScheduleState> incumbent_variant(const ScheduleState &start,
   return s;
 }
 
-std::vector<FuncDecision> tiling_neighbours(const ScheduleState &start, const FuncDecision &d) {
+std::vector<FuncDecision> tiling_neighbours(const ScheduleState &start, const FuncDecision &d,
+                                            const SearchSpace *space) {
   std::vector<FuncDecision> out;
   if (d.placement == Placement::kInline || !start.check_decision(d).empty()) return out;
   // Each variable's extent per realization, as the state reports it while tiling.
@@ -68,7 +69,15 @@ std::vector<FuncDecision> tiling_neighbours(const ScheduleState &start, const Fu
     if (reduction_order_matters(stage, t, extents[st])) {
       FuncDecision n = d;
       n.stages[st].reduction_outside = !t.reduction_outside;
+      n.stages[st].unroll_reduction = false;
       add(n);
+    }
+    // Unrolled or not (check_decision refuses what the stage cannot unroll).
+    FuncDecision unrolled = d;
+    unrolled.stages[st].unroll_reduction = !t.unroll_reduction;
+    if (!unrolled.stages[st].unroll_reduction || !space ||
+        space->pruned_because(start, unrolled).empty()) {
+      add(unrolled);
     }
   }
   return out;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/schedule/schedule_state.h"
+#include "searcher/space/search_space.h"
 
 namespace protuner {
 
@@ -29,10 +30,12 @@ std::optional<ScheduleState> incumbent_variant(const ScheduleState &start,
 // Decisions one step from `d` for the next Func of `start` (not mid-decision), with the same
 // placement: one stage's tile for one variable doubled (up to the variable's extent per
 // realization) or halved (down to its inner tile), one stage's parallel loops one more or
-// one fewer, or an update's reduction loops moved to the other side of its middle loops
-// (where that changes the loop nest). Only legal ones, each once. Empty for an inlined
-// decision.
-std::vector<FuncDecision> tiling_neighbours(const ScheduleState &start, const FuncDecision &d);
+// one fewer, an update's reduction loops moved to the other side of its middle loops
+// (where that changes the loop nest), or its innermost reduction loop unrolled or not. Only
+// legal ones, each once; an unrolled one, which can multiply a block's code, only where
+// `space` (when given) offers it. Empty for an inlined decision.
+std::vector<FuncDecision> tiling_neighbours(const ScheduleState &start, const FuncDecision &d,
+                                            const SearchSpace *space = nullptr);
 
 // Where a decision puts its Func: the decision without its tilings.
 FuncDecision placement_of(const FuncDecision &d);

@@ -355,7 +355,7 @@ class Ensemble {
     };
     // Building a variant decides every later Func again: a bounded few of each kind.
     const size_t per_kind = kVariantsBuiltPerMeasured * options_.measure_top_k / 2;
-    for (const FuncDecision &n : tiling_neighbours(func_start_, own)) {
+    for (const FuncDecision &n : tiling_neighbours(func_start_, own, ctx_.space)) {
       if (variants.size() >= per_kind) break;
       add(n, nullptr);
     }

@@ -262,7 +262,7 @@ int64_t block_lane_ops(const ScheduleState &state, int stage, int var, int64_t &
   const FuncDecision &p = state.pending();
   const FuncNode &node = state.graph().funcs[state.num_decided()];
   for (int s = 0; s < stage && s < static_cast<int>(p.stages.size()); ++s) {
-    total += block_points(p.stages[s], p.stages[s].inner.size()) * node.stages[s].code_per_point;
+    total += stage_block_points(node.stages[s], p.stages[s]) * node.stages[s].code_per_point;
   }
   partial_block = static_cast<int>(p.stages.size()) > stage
                       ? block_points(p.stages[stage], static_cast<size_t>(var))
@@ -280,6 +280,18 @@ int64_t max_inner(const ScheduleState &state, int stage, int var, const SearchSp
       std::max<int64_t>(0, o.max_block_lane_ops - spent) / (block * node.code_per_point);
   if (node.gathers > 0) widest = std::min(widest, o.max_block_gathers / (block * node.gathers));
   return std::max<int64_t>(1, widest);
+}
+
+// Whether the pending decision's `stage` may unroll its reduction loop under rules 6 and
+// 7: the block then holds the whole reduction over the inner tile (stage_block_points).
+bool unrolled_block_allowed(const ScheduleState &state, int stage, const SearchSpaceOptions &o) {
+  const StageNode &node = state.graph().funcs[state.num_decided()].stages[stage];
+  if (static_cast<int>(node.loop_vars.size()) == node.num_pure) return false;
+  int64_t block = 1;
+  const int64_t spent = block_lane_ops(state, stage, node.num_pure, block);
+  const int64_t unrolled = block * node.rvar_region.front().extent();
+  return spent + unrolled * node.code_per_point <= o.max_block_lane_ops &&
+         unrolled * node.gathers <= o.max_block_gathers;
 }
 
 // How many loops outside compute loop `at` storage at `store` is, counted within the
@@ -378,6 +390,7 @@ std::vector<Step> SearchSpace::parallel_steps(const ScheduleState &state, int st
   StageTiling t = pending_tiling(state, stage);
   const StageNode &node = state.graph().funcs[state.num_decided()].stages[stage];
   const bool movable = reduction_order_matters(node, t, c.extents);
+  const bool unrollable = unrolled_block_allowed(state, stage, options_);
   std::vector<Step> out;
   // One past the pure variables is a reduction in parallel bands, where
   // parallel_loops_refusal (the state's own rule) allows it.
@@ -392,6 +405,11 @@ std::vector<Step> SearchSpace::parallel_steps(const ScheduleState &state, int st
     out.push_back(s);
     if (movable) {
       s.reduction_outside = true;
+      out.push_back(s);
+      s.reduction_outside = false;
+    }
+    if (unrollable && !unroll_reduction_refusal(node, par, false)) {
+      s.unroll_reduction = true;
       out.push_back(s);
     }
   }
@@ -491,6 +509,17 @@ std::string SearchSpace::pruned_because(const ScheduleState &state, const FuncDe
                  " is not offered (or leaves too few parallel tasks, or unrolls too many "
                  "gathers or too much code)";
         case Step::Kind::kParallel:
+          if (step.unroll_reduction) {
+            const StageNode &stage = s.graph().funcs[s.num_decided()].stages[next.stage];
+            if (const char *why = unroll_reduction_refusal(stage, step.parallel_loops,
+                                                           step.reduction_outside)) {
+              return where + ": cannot unroll its reduction: " + why;
+            }
+            if (!unrolled_block_allowed(s, next.stage, options_)) {
+              return where + ": unrolling its reduction would put too much code or too many "
+                             "gathers into one block";
+            }
+          }
           if (step.reduction_outside) {
             const StageNode &stage = s.graph().funcs[s.num_decided()].stages[next.stage];
             if (!reduction_order_matters(stage, pending_tiling(s, next.stage),

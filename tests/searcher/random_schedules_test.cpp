@@ -108,26 +108,35 @@ void inline_the_rest(ScheduleState &state) {
   while (!state.complete()) state.decide(inlined);
 }
 
-// Checks kSchedulesPerPipeline random schedules; returns how many of them ran some update's
-// reduction outside its tile (StageTiling::reduction_outside), so tests of reductions can
-// require that order to be covered.
-int check_random_schedules(const std::function<Halide::Pipeline()> &build, uint64_t seed) {
+// How many of the schedules checked ran some update's reduction outside its tile
+// (StageTiling::reduction_outside) and how many unrolled one (unroll_reduction), so tests
+// of reductions can require both to be covered.
+struct ReductionOrders {
+  int outside = 0, unrolled = 0;
+};
+
+// Checks kSchedulesPerPipeline random schedules.
+ReductionOrders check_random_schedules(const std::function<Halide::Pipeline()> &build,
+                                       uint64_t seed) {
   Halide::Pipeline reference = build();
   const std::vector<Halide::Buffer<>> expected = run_all(reference);
   auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
   const SearchSpace space(SearchSpaceOptions::for_target(strict_host()));
   std::mt19937_64 rng(seed);
-  int reduction_outside = 0;
+  ReductionOrders seen;
   for (int i = 0; i < kSchedulesPerPipeline; ++i) {
     ScheduleState state(graph);
     EXPECT_TRUE(space.random_rollout(state, rng)) << "rollout " << i << " hit a dead end";
-    if (!state.complete()) return reduction_outside;
-    bool outside = false;
+    if (!state.complete()) return seen;
+    bool outside = false, unrolled = false;
     for (int f = 0; f < state.num_decided(); ++f) {
-      for (const StageTiling &t : state.decision(f).stages)
+      for (const StageTiling &t : state.decision(f).stages) {
         outside = outside || t.reduction_outside;
+        unrolled = unrolled || t.unroll_reduction;
+      }
     }
-    reduction_outside += outside;
+    seen.outside += outside;
+    seen.unrolled += unrolled;
     Halide::Pipeline p = build();
     std::optional<std::string> diff;
     try {
@@ -137,9 +146,9 @@ int check_random_schedules(const std::function<Halide::Pipeline()> &build, uint6
       diff = std::string("Halide refused it: ") + e.what();
     }
     EXPECT_EQ(diff, std::nullopt) << "schedule " << i << ":\n" << schedule_source(state, "failing");
-    if (diff) return reduction_outside;
+    if (diff) return seen;
   }
-  return reduction_outside;
+  return seen;
 }
 
 TEST(RandomSchedules, BlurChainComputesTheSameBits) {
@@ -151,13 +160,69 @@ TEST(RandomSchedules, BilateralGridComputesTheSameBits) {
 }
 
 TEST(RandomSchedules, ConvolutionWithReductionComputesTheSameBits) {
-  EXPECT_GT(check_random_schedules([] { return testing::conv_relu_pipeline(); }, 3), 0)
-      << "no schedule ran the reduction outside its tile";
+  // Its reduction over 8 input channels is a constant the algorithm fixes: unrolled too.
+  const ReductionOrders seen = check_random_schedules([] { return testing::conv_relu_pipeline(); }, 3);
+  EXPECT_GT(seen.outside, 0) << "no schedule ran the reduction outside its tile";
+  EXPECT_GT(seen.unrolled, 0) << "no schedule unrolled the reduction";
 }
 
 TEST(RandomSchedules, MatrixMultiplyComputesTheSameBits) {
-  EXPECT_GT(check_random_schedules([] { return testing::matmul_pipeline(); }, 4), 0)
-      << "no schedule ran the reduction outside its tile";
+  // 64 points of k: too many to unroll.
+  const ReductionOrders seen = check_random_schedules([] { return testing::matmul_pipeline(); }, 4);
+  EXPECT_GT(seen.outside, 0) << "no schedule ran the reduction outside its tile";
+  EXPECT_EQ(seen.unrolled, 0);
+}
+
+// An update whose innermost reduction loop has a constant extent (conv_relu's 8 input
+// channels) may unroll it: Halide's statement then has no loop over it, and the output is
+// the same. One whose extent Halide learns at run time is never unrolled (Halide would
+// refuse: "Can only unroll for loops over a constant extent").
+TEST(AppliedSchedules, OnlyAConstantReductionUnrollsAndThenHasNoLoop) {
+  Halide::Pipeline reference = testing::conv_relu_pipeline();
+  const Halide::Buffer<> expected = run(reference);
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
+  const int conv = index_of(graph, "conv");
+  EXPECT_TRUE(graph->funcs[conv].stages[1].constant_reduction_extent);
+  const SearchSpace space(SearchSpaceOptions::for_target(strict_host()));
+  std::mt19937_64 rng(21);
+  std::optional<ScheduleState> unrolled;
+  for (int i = 0; i < 200 && !unrolled; ++i) {
+    ScheduleState state(graph);
+    ASSERT_TRUE(space.random_rollout(state, rng));
+    if (state.decision(conv).placement != Placement::kInline &&
+        state.decision(conv).stages[1].unroll_reduction) {
+      unrolled = state;
+    }
+  }
+  ASSERT_TRUE(unrolled) << "200 rollouts and no unrolled reduction";
+  Halide::Pipeline p = testing::conv_relu_pipeline();
+  apply_schedule(*unrolled, p);
+  const std::string source = schedule_source(*unrolled, "unrolled");
+  EXPECT_NE(source.find(".unroll(RVar("), std::string::npos) << source;
+  EXPECT_EQ(lowered_stmt(p).find("for (conv.s1.r$x"), std::string::npos) << source;
+  EXPECT_EQ(check(expected, p), std::nullopt) << source;
+
+  // The same convolution over as many channels as its input has: a run-time extent.
+  const auto runtime_extent = [] {
+    using namespace Halide;
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    RDom r(0, in.dim(1).extent(), "r");
+    Func sums("sums");
+    sums(x, y) = 0.0f;
+    sums(x, y) += in(x, r);
+    sums.set_estimates({{0, 64}, {0, 8}});
+    in.set_estimates({{0, 64}, {0, 8}});
+    return Pipeline(sums);
+  };
+  Halide::Pipeline runtime = runtime_extent();
+  auto runtime_graph = std::make_shared<const PipelineGraph>(analyze_pipeline(runtime));
+  EXPECT_FALSE(runtime_graph->funcs[0].stages[1].constant_reduction_extent);
+  for (int i = 0; i < 100; ++i) {
+    ScheduleState state(runtime_graph);
+    ASSERT_TRUE(space.random_rollout(state, rng));
+    EXPECT_FALSE(state.decision(0).stages[1].unroll_reduction) << schedule_source(state, "s");
+  }
 }
 
 // An RDom without a name takes a process-wide counter ("r156$x" here, "r161$x" in the next
