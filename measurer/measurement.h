@@ -34,11 +34,11 @@ enum class ScheduleKind : uint8_t {
 // result-cache keys: the same schedule JSON applied through other directives is another
 // measurement. Change it when the directives change.
 constexpr const char *kProtunerDirectives =
-    "10: inner tails round up where safe (never in a scatter), outputs' ragged tiles shift "
+    "11: inner tails round up where safe (never in a scatter), outputs' ragged tiles shift "
     "inwards, small allocations on the stack, no shifted tiles in Funcs whose readers' "
     "regions vary or in input readers inside fused loops, reductions in parallel bands by "
     "rfactor, rows aligned under strided vector reads in unrolled rows, constant reduction "
-    "loops unrolled";
+    "loops unrolled, reductions in vector lanes by rfactor";
 
 struct ScheduleSpec {
   // Brace-initialized as {kind}, {kind, json} or with every field: the kind-specific

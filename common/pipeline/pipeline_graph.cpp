@@ -235,9 +235,14 @@ StageNode analyze_stage(const HI::Function &fn, int index, const HI::Definition 
     stage.writes.push_back(compile_box(fn.name(), written, s, bindings));
   }
   stage.ops = histogram_of_stage(def, index > 0, stage.loop_vars, stage.num_pure, fn.name());
-  if (index > 0 && stage.num_pure == 0 && !stage.rvar_region.empty() &&
-      stage.rvar_region.back().extent() >= 2) {
-    stage.rfactorable = HI::prove_associativity(fn.name(), def.args(), def.values()).associative();
+  if (index > 0 && !stage.rvar_region.empty()) {
+    const bool associative =
+        HI::prove_associativity(fn.name(), def.args(), def.values()).associative();
+    stage.rfactorable =
+        associative && stage.num_pure == 0 && stage.rvar_region.back().extent() >= 2;
+    bool integers = true;
+    for (const Expr &value : def.values()) integers = integers && value.type().is_int_or_uint();
+    stage.lane_rfactorable = associative && integers && stage.num_pure > 0;
   }
   stage.reads_in_several_shapes = producers_read_in_several_shapes(stage.ops);
   for (const Access &a : stage.ops.accesses) {

@@ -67,6 +67,13 @@ struct StageNode {
   // Halide proves associative, so rfactor can split it into partial reductions merged
   // afterwards, and whose outermost reduction variable has two points or more.
   bool rfactorable = false;
+  // Whether its reduction may run in vector lanes (StageTiling::reduction_lanes): an update
+  // with pure variables whose update Halide proves associative, so rfactor can turn the
+  // points of its innermost reduction variable a vector apart into partial reductions, one
+  // per lane, merged per point of the Func (image_stats' expert reduces each plane so), and
+  // whose values are integers: a float sum added up in another order differs in its last
+  // bits, and every schedule of the space computes the unscheduled output bit for bit.
+  bool lane_rfactorable = false;
 
   // Whether it is a scan: an update with pure variables that reads its own Func a
   // literal step back along a reduction variable (a recursive filter: blurred(x, r) from

@@ -136,6 +136,19 @@ void apply_directive(const Directive &d, const PipelineGraph &g, std::vector<Hal
       partial.update(0).parallel(band);
       break;
     }
+    case Kind::kRfactorLanes: {
+      const Halide::RVar outer(d.vars[1]), inner(d.vars[2]);
+      const Halide::Var lane(d.vars[3]);
+      Halide::Func partial =
+          stage
+              .split(loop_var(g, funcs, d.func, d.vars[0], true), outer, inner,
+                     static_cast<int>(d.factor), Halide::TailStrategy::GuardWithIf)
+              .rfactor(inner, lane);
+      partial.compute_at(funcs[d.func], Halide::Var(d.vars[4]));
+      partial.vectorize(lane);
+      partial.update(0).vectorize(lane);
+      break;
+    }
   }
 }
 
@@ -228,6 +241,18 @@ std::string directive_source(const Directive &d, const PipelineGraph &g) {
          << "), " << d.factor << ", TailStrategy::GuardWithIf).rfactor(" << outer << ", "
          << var_source(d.vars[3]) << "); " << partial << ".compute_root(); " << partial
          << ".update(0).parallel(" << var_source(d.vars[3]) << ");";
+      break;
+    }
+    case Kind::kRfactorLanes: {
+      const std::string inner = "RVar(" + quoted(d.vars[2]) + ")";
+      const std::string lane = var_source(d.vars[3]);
+      const std::string partial = f + "_s" + std::to_string(d.stage) + "_lanes";
+      os << "Func " << partial << " = " << stage_source(d) << ".split("
+         << rvar_source(g, d.func, d.vars[0]) << ", RVar(" << quoted(d.vars[1]) << "), " << inner
+         << ", " << d.factor << ", TailStrategy::GuardWithIf).rfactor(" << inner << ", " << lane
+         << "); " << partial << ".compute_at(" << f << ", " << var_source(d.vars[4]) << "); "
+         << partial << ".vectorize(" << lane << "); " << partial << ".update(0).vectorize("
+         << lane << ");";
       break;
     }
   }

@@ -64,7 +64,33 @@ const char *unroll_reduction_refusal(const StageNode &stage, int parallel_loops,
   return nullptr;
 }
 
+const char *lane_reduction_refusal(const StageNode &stage, const StageTiling &t) {
+  if (!stage.lane_rfactorable) {
+    return "its update is not associative, or it has no pure variable to merge lanes into";
+  }
+  if (t.reduction_lanes < 2) return "a reduction in lanes needs 2 lanes or more";
+  const int64_t extent = stage.rvar_region.front().extent();
+  if (extent % t.reduction_lanes != 0 || extent < 2 * t.reduction_lanes) {
+    return "its innermost reduction variable is no multiple of two vectors of lanes or more";
+  }
+  for (int64_t inner : t.inner) {
+    if (inner > 1) return "it has an inner tile (the lanes are its block)";
+  }
+  if (t.unroll_reduction || t.reduction_outside) {
+    return "its reduction is unrolled or runs outside the middle loops";
+  }
+  return nullptr;
+}
+
+LaneNames lane_names(const StageNode &stage) {
+  const std::string &r = stage.loop_vars[stage.num_pure];
+  std::string lane = loop_base_name(stage, 0) + "_" + r + "_lane";
+  std::replace(lane.begin(), lane.end(), '$', '_');
+  return {r + "_vectors", r + "_lanes", lane};
+}
+
 int64_t stage_block_points(const StageNode &stage, const StageTiling &t) {
+  if (t.reduction_lanes > 0) return t.reduction_lanes;
   int64_t points = t.unroll_reduction ? stage.rvar_region.front().extent() : 1;
   for (int64_t n : t.inner) points *= n;
   return points;
@@ -150,6 +176,10 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
                          LoopKind::kReduction,
                          {r},
                          reduction_band_points(extent)});
+      } else if (r == n && t.reduction_lanes > 0) {
+        loops.push_back({lane_names(stage).outer, LoopKind::kReduction, {r},
+                         ceil_div(extent, t.reduction_lanes)});
+        loops.back().split = true;
       } else {
         loops.push_back({stage.loop_vars[r], LoopKind::kReduction, {r}, extent});
         loops.back().unrolled = r == n && t.unroll_reduction;
@@ -160,6 +190,12 @@ std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
   std::move(middle.begin(), middle.end(), std::back_inserter(loops));
   if (!t.reduction_outside) add_reduction();
   std::move(inner.begin(), inner.end(), std::back_inserter(loops));
+  if (t.reduction_lanes > 0) {
+    Loop lanes{lane_names(stage).lane, LoopKind::kInner, {n}, t.reduction_lanes};
+    lanes.vectorized = true;
+    lanes.split = true;
+    loops.push_back(std::move(lanes));
+  }
   return loops;
 }
 
@@ -184,6 +220,9 @@ Region iteration_region(const std::vector<Loop> &loops, int l, const StageTiling
         covered = s.inner;
     } else if (innermost->kind == LoopKind::kOuter) {  // a band of a reduction in bands
       covered = reduction_band_points(extent);
+    } else if (t.reduction_lanes > 0 && static_cast<int>(v) == stage.num_pure &&
+               innermost->kind == LoopKind::kReduction) {  // a vector of lanes
+      covered = t.reduction_lanes;
     }
     if (covered >= extent) continue;
     // A tile in the middle of the range, shifted inwards at the end like Halide's tails.

@@ -98,9 +98,24 @@ inline constexpr int64_t kMaxUnrolledReduction = 16;
 // parallel bands.
 const char *unroll_reduction_refusal(const StageNode &stage, int parallel_loops,
                                      bool reduction_outside);
+// Why `stage` cannot run its reduction in `t.reduction_lanes` vector lanes, or nullptr: its
+// update is not associative or has no pure variable (StageNode::lane_rfactorable), the
+// lanes are fewer than 2, its innermost reduction variable is not a multiple of the lanes
+// or spans fewer than two vectors of them, it has an inner tile (the lanes are its block),
+// or its reduction is unrolled or runs outside the middle loops.
+const char *lane_reduction_refusal(const StageNode &stage, const StageTiling &t);
+
+// The names of the loops and Func a reduction in lanes makes of `stage`'s innermost
+// reduction variable: its split into vectors (`outer`, an RVar) and lanes (`inner`, the
+// RVar rfactored into the pure variable `lane` of the partial reductions).
+struct LaneNames {
+  std::string outer, inner, lane;
+};
+LaneNames lane_names(const StageNode &stage);
+
 // The points of the stage's innermost block (its vectorized and unrolled loops) under `t`:
-// the inner tiles' product, times the reduction loop's extent when `t` unrolls it. What the
-// space's code-size rules count.
+// the inner tiles' product, times the reduction loop's extent when `t` unrolls it, or the
+// lanes of a reduction in lanes. What the space's code-size rules count.
 int64_t stage_block_points(const StageNode &stage, const StageTiling &t);
 
 // The name a pure variable's loops are built from. Update stages rename their pure
@@ -113,7 +128,9 @@ std::string loop_base_name(const StageNode &stage, int var);
 // Func's region), outermost first. Loops of extent 1 that no split creates are kept, so
 // every stage variable has at least one loop. A reduction in bands has the band loop
 // outermost (parallel, of kind kOuter, iterating the outermost reduction variable), then
-// the reduction loops, the outermost one over one band.
+// the reduction loops, the outermost one over one band. A reduction in lanes has its
+// innermost reduction loop over vectors of lanes (LaneNames::outer) and, innermost, a
+// vectorized loop over the lanes (LaneNames::lane): the loops its partial reductions run.
 std::vector<Loop> stage_loops(const StageNode &stage, const StageTiling &t,
                               const Region &loop_region);
 

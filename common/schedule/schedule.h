@@ -29,16 +29,23 @@ namespace protuner {
 // block is then the whole reduction over an inner tile, its accumulators in registers from
 // the first tap to the last and its loads shared between taps where they overlap (a FIR
 // filter as experts write it).
+// With reduction_lanes = L (an update with pure variables, no inner tile, whose update is
+// associative: StageNode::lane_rfactorable), its innermost reduction variable is split by
+// L and rfactored into L partial reductions, a vector of them computed per innermost pure
+// loop iteration, then merged: the reduction runs in vector lanes, a vector of accumulators
+// in one register (image_stats' expert computes its per-plane sums so).
 struct StageTiling {
   std::vector<int64_t> tile;
   std::vector<int64_t> inner;
   int parallel_loops = 0;  // outermost outer loops fused into one parallel loop (0: serial)
   bool reduction_outside = false;
   bool unroll_reduction = false;
+  int reduction_lanes = 0;  // 0: the reduction does not run in lanes
 
   bool operator==(const StageTiling &o) const {
     return tile == o.tile && inner == o.inner && parallel_loops == o.parallel_loops &&
-           reduction_outside == o.reduction_outside && unroll_reduction == o.unroll_reduction;
+           reduction_outside == o.reduction_outside && unroll_reduction == o.unroll_reduction &&
+           reduction_lanes == o.reduction_lanes;
   }
 };
 
@@ -85,10 +92,11 @@ struct Step {
   int64_t tile = 1;
   int64_t inner = 1;
   // kParallel, the stage's last step: its loop order outside the tiles, and whether its
-  // innermost reduction loop is unrolled
+  // innermost reduction loop is unrolled or runs in lanes
   int parallel_loops = 0;
   bool reduction_outside = false;
   bool unroll_reduction = false;
+  int reduction_lanes = 0;
 
   bool operator==(const Step &o) const {
     if (kind != o.kind) return false;
@@ -100,7 +108,7 @@ struct Step {
         return tile == o.tile && inner == o.inner;
       case Kind::kParallel:
         return parallel_loops == o.parallel_loops && reduction_outside == o.reduction_outside &&
-               unroll_reduction == o.unroll_reduction;
+               unroll_reduction == o.unroll_reduction && reduction_lanes == o.reduction_lanes;
     }
     return false;
   }
@@ -127,6 +135,7 @@ inline std::vector<Step> steps_of(const FuncDecision &d) {
     par.parallel_loops = t.parallel_loops;
     par.reduction_outside = t.reduction_outside;
     par.unroll_reduction = t.unroll_reduction;
+    par.reduction_lanes = t.reduction_lanes;
     out.push_back(par);
   }
   return out;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 namespace protuner {
@@ -207,14 +208,35 @@ void stage_directives(const ScheduleState &state, int f, int s, std::vector<Dire
   const StageTiling &t = state.decision(f).stages[s];
   const Region region = stage.loop_region(state.bounds(f).region);
   const bool exact = s == 0 && whole_tiles(state, f);
+  const std::vector<Loop> &final_loops = state.bounds(f).loops[s];
+  if (t.reduction_lanes > 0) {
+    // First, so the stage the later directives schedule is the merge of the lanes. The
+    // partial reductions go in the innermost loop around the reduction loops.
+    const auto first_reduction =
+        std::find_if(final_loops.begin(), final_loops.end(),
+                     [](const Loop &l) { return l.kind == LoopKind::kReduction; });
+    const LaneNames names = lane_names(stage);
+    Directive lanes{Kind::kRfactorLanes,
+                    f,
+                    s,
+                    {stage.loop_vars[stage.num_pure], names.outer, names.inner, names.lane,
+                     std::prev(first_reduction)->name}};
+    lanes.factor = t.reduction_lanes;
+    out.push_back(lanes);
+  }
   split_directives(state, stage, t, region, exact, f, s, out);
 
   // Reorder every loop, innermost first, before fusing: fuse needs its two loops adjacent.
   StageTiling unfused = t;
   unfused.parallel_loops = 0;
   std::vector<Loop> loops = stage_loops(stage, unfused, region);
+  if (t.reduction_lanes > 0) {
+    // The merge of the lanes has only the pure loops and the lanes (innermost, as they are).
+    loops.erase(std::find_if(loops.begin(), loops.end(),
+                             [](const Loop &l) { return l.kind == LoopKind::kReduction; }),
+                loops.end());
+  }
   // The parallel loop, if any, is the outermost: the first vars.size() loops, fused.
-  const std::vector<Loop> &final_loops = state.bounds(f).loops[s];
   const Loop *parallel =
       !final_loops.empty() && final_loops[0].parallel ? &final_loops[0] : nullptr;
   if (parallel) {
@@ -257,6 +279,7 @@ void stage_directives(const ScheduleState &state, int f, int s, std::vector<Dire
     out.push_back({Kind::kParallel, f, s, {fused}});
   }
   for (const Loop &l : final_loops) {
+    if (l.vectorized && t.reduction_lanes > 0 && l.kind == LoopKind::kInner) continue;  // done
     if (l.vectorized) out.push_back({Kind::kVectorize, f, s, {l.name}});
     if (l.unrolled) {
       out.push_back({Kind::kUnroll, f, s, {l.name}});

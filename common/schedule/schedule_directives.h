@@ -44,6 +44,10 @@ struct Directive {
     // Var vars[3]) into a partial reduction per band; the partials computed at root, their
     // update parallel over vars[3] (a reduction in bands, loop_nest.h)
     kRfactorBands,
+    // stage: split(rvar vars[0], vars[1], vars[2], factor, GuardWithIf), rfactor(vars[2],
+    // Var vars[3]) into partial reductions per lane, computed at f's loop vars[4] with
+    // vars[3] vectorized in both of their stages (a reduction in lanes, loop_nest.h)
+    kRfactorLanes,
   };
   Directive(Kind k, int f, int s = 0, std::vector<std::string> v = {})
       : kind(k), func(f), stage(s), vars(std::move(v)) {}

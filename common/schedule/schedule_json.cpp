@@ -74,6 +74,9 @@ class Reader {
         if (stages[s].contains("unroll_reduction")) {
           t.unroll_reduction = get<bool>(stages[s], "unroll_reduction", sp);
         }
+        if (stages[s].contains("reduction_lanes")) {
+          t.reduction_lanes = get<int>(stages[s], "reduction_lanes", sp);
+        }
         d.stages.push_back(std::move(t));
       }
     }
@@ -105,6 +108,7 @@ std::string schedule_to_json(const ScheduleState &state) {
         // its result-cache key and dataset identity.
         if (t.reduction_outside) stage["reduction_outside"] = true;
         if (t.unroll_reduction) stage["unroll_reduction"] = true;
+        if (t.reduction_lanes > 0) stage["reduction_lanes"] = t.reduction_lanes;
         stages.push_back(std::move(stage));
       }
       j["stages"] = stages;

@@ -7,8 +7,8 @@
 //    "pipeline": [{"name": "blur_y", "dims": 2, "stages": 1, "types": ["float32"]}, ...],
 //    "decisions": [{"placement": "root", "stages": [{"tile": [64, 32], "inner": [16, 1],
 //                                                   "parallel_loops": 1}]},
-//                  (an update stage may add "reduction_outside": true and
-//                   "unroll_reduction": true; absent is false)
+//                  (an update stage may add "reduction_outside": true,
+//                   "unroll_reduction": true and "reduction_lanes": L; absent is false, 0)
 //                  {"placement": "at", "compute_at": {"func": 0, "stage": 0, "loop": 0},
 //                   "store_at": "root" | {...}, "stages": [...]},
 //                  {"placement": "inline"}, ...]}

@@ -167,6 +167,11 @@ std::string ScheduleState::check_decision(const FuncDecision &d) const {
         return "stage " + std::to_string(s) + " cannot unroll its reduction: " + why;
       }
     }
+    if (t.reduction_lanes != 0) {
+      if (const char *why = lane_reduction_refusal(node.stages[s], t)) {
+        return "stage " + std::to_string(s) + " cannot reduce in lanes: " + why;
+      }
+    }
   }
   for (size_t s = 0; s < d.stages.size(); ++s) {
     if (d.stages[s].parallel_loops < 2) continue;
@@ -234,6 +239,11 @@ const char *ScheduleState::compute_at_refusal(const LoopRef &at) const {
   const std::vector<Loop> &stage = bounds(at.func).loops[at.stage];
   if (stage[at.loop].kind == LoopKind::kInner || stage[at.loop].unrolled)
     return "compute_at a vectorized or unrolled loop";
+  if (stage[at.loop].kind == LoopKind::kReduction &&
+      decision(at.func).stages[at.stage].reduction_lanes > 0) {
+    return "compute_at a reduction loop of a reduction in lanes (its partial reductions run "
+           "it, in a Func of their own)";
+  }
   if (reduction_in_bands(graph_->funcs[at.func].stages[at.stage],
                          decision(at.func).stages[at.stage])) {
     return "compute_at a loop of a reduction in parallel bands (the partial reductions run "
@@ -568,6 +578,17 @@ std::string ScheduleState::check_step(const Step &step) const {
           return std::string("the stage cannot unroll its reduction: ") + why;
         }
       }
+      if (step.reduction_lanes != 0) {
+        const auto &tiled = pending_->decision.stages;
+        StageTiling t = static_cast<int>(tiled.size()) > next.stage ? tiled[next.stage]
+                                                                    : StageTiling{};
+        t.reduction_outside = step.reduction_outside;
+        t.unroll_reduction = step.unroll_reduction;
+        t.reduction_lanes = step.reduction_lanes;
+        if (const char *why = lane_reduction_refusal(stage, t)) {
+          return std::string("the stage cannot reduce in lanes: ") + why;
+        }
+      }
       if (step.parallel_loops < 2) return "";
       const char *why = no_fused_parallel_loops_reason(graph_->funcs[num_decided()],
                                                        pending_->decision.placement);
@@ -619,6 +640,7 @@ void ScheduleState::take_step(const Step &step) {
     d.stages.back().parallel_loops = step.parallel_loops;
     d.stages.back().reduction_outside = step.reduction_outside;
     d.stages.back().unroll_reduction = step.unroll_reduction;
+    d.stages.back().reduction_lanes = step.reduction_lanes;
     commit(std::move(d));
     pending_.reset();
     return;
@@ -639,6 +661,7 @@ void ScheduleState::take_step(const Step &step) {
   stages.back().parallel_loops = step.parallel_loops;
   stages.back().reduction_outside = step.reduction_outside;
   stages.back().unroll_reduction = step.unroll_reduction;
+  stages.back().reduction_lanes = step.reduction_lanes;
   p.last_stage_done = true;
   p.start_stage(node.stages[stages.size()]);
 }

@@ -200,7 +200,8 @@ struct Folded {
 };
 
 // Whether a read gathers, lane by lane, in vectors of the stage's vectorized variable (its
-// loop variable 0): some index that is not affine, or clamped by a clamp other loads
+// loop variable `vector_var`: 0, or the innermost reduction variable of a reduction in
+// lanes): some index that is not affine, or clamped by a clamp other loads
 // share, reads that variable, or an index of a dimension other than the innermost moves
 // with it (a transposed read: each lane another row). Otherwise each vector loads
 // contiguous or equal addresses (or, at a small stride along the innermost dimension,
@@ -213,14 +214,15 @@ struct Folded {
 // cycles a lane, analytic_model.h) ranks iir_blur's pairs clearly better
 // (`Featurizer.AReadAcrossRowsAlongTheVectorGathers`; `protuner evaluate --model analytic
 // --data searcher/cost/learned/data/suite_candidates.jsonl` prints the ranking per app).
-bool gathers_along_vectors(const ReadGroup &g) {
+bool gathers_along_vectors(const ReadGroup &g, int vector_var = 0) {
   const Access &a = g.shape;
+  const size_t v = static_cast<size_t>(vector_var);
   for (size_t d = 0; d < a.affine.size(); ++d) {
-    if (!a.affine[d] && (a.index_vars[d] & 1)) return true;
+    if (!a.affine[d] && v < 64 && (a.index_vars[d] >> v & 1)) return true;
     // An affine index moving with the vectorized variable (a gathered index's row is
     // zeros): across rows every lane reads another row; along the innermost dimension
     // only a shared clamp makes the lanes gather.
-    const bool moves = !a.coefficients[d].empty() && a.coefficients[d][0] != 0;
+    const bool moves = a.coefficients[d].size() > v && a.coefficients[d][v] != 0;
     if (moves && (d > 0 || (g.shared_clamps & 1))) return true;
   }
   return false;
@@ -458,7 +460,7 @@ struct BlockMemory {
 // keep theirs in registers, as a block of 32 x 4 in a tile-sized buffer does.
 BlockMemory block_memory(const std::vector<Loop> &loops, int serial, const StageNode &stage,
                          const std::vector<ReadGroup> &groups, int f, double vectors_per_vw,
-                         int registers, int constant_stride_dims) {
+                         int registers, int constant_stride_dims, int vector_var) {
   // Registers or loads one read takes over the block (the loops after `serial`): per
   // native vector along a vectorized variable, times each unrolled loop its index moves with.
   auto count = [&](const ReadGroup *g, bool stored_values) {
@@ -477,7 +479,7 @@ BlockMemory block_memory(const std::vector<Loop> &loops, int serial, const Stage
   BlockMemory out;
   const ReadGroup *own = nullptr;
   for (const ReadGroup &g : groups) {
-    if (gathers_along_vectors(g)) continue;
+    if (gathers_along_vectors(g, vector_var)) continue;
     if (stage.index > 0 && g.producer == f && g.shape.is_self) {
       own = &g;
       continue;
@@ -790,14 +792,22 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     fold(state, f, static_cast<int>(s), stage.num_pure, memo, folded);
     const std::vector<ReadGroup> &groups = folded.groups;
     const double ops = folded.arithmetic;
-    const double gathers = folded.gathers;
+    // A reduction in lanes vectorizes its innermost reduction variable, not variable 0.
+    const int vector_var = tiling.reduction_lanes > 0 ? stage.num_pure : 0;
+    double gathers = folded.gathers;
+    if (vector_var != 0) {
+      gathers = 0;
+      for (const ReadGroup &r : groups) gathers += gathers_along_vectors(r, vector_var) ? r.reads : 0;
+    }
     out.production_bytes += bytes_passing_through(f, groups, whole, m.cache_line_bytes);
 
     // Vector and scalar work: a guarded tail of the vectorized variable's tile runs scalar;
     // where the split rounds up or shifts inwards instead (schedule_directives.cpp), the
     // tail is one more vector, partly over points nobody reads or computed twice.
     double vec_points = 0;
-    if (vw > 1) {
+    if (vw > 1 && tiling.reduction_lanes > 0) {
+      vec_points = total;  // the lanes divide the reduction (lane_reduction_refusal)
+    } else if (vw > 1) {
       const VarSplit sp = split_of(stage, tiling, 0, whole[0].extent());
       const double tile = static_cast<double>(sp.tile);
       const bool whole_vectors = inner_tail_rounds_up(state, f, stage, sp, 0) || sp.shifts_inwards;
@@ -866,8 +876,9 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     };
     const double block_vectors = vw > 1 ? unroll * vectors_per_vw : unroll;
     const int serial = L >= 0 && !in_block(loops[L]) ? L : -1;
-    const BlockMemory memory = block_memory(loops, serial, stage, groups, f, vectors_per_vw,
-                                            vector_registers(m.vector_bits), constant_stride_dims);
+    const BlockMemory memory =
+        block_memory(loops, serial, stage, groups, f, vectors_per_vw,
+                     vector_registers(m.vector_bits), constant_stride_dims, vector_var);
     const Traffic &per_task = reads[own_parallel ? 1 : 0];
 
     set(ScheduledFeature::decided, 1);

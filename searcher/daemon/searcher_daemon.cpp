@@ -440,6 +440,13 @@ JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatch
   BackendCandidateMeasurer measurer(
       backend, spec, "host",
       candidate_measure_settings(options.tune.measure, budget_seconds, options.tune));
+  // The own and default schedules' runtimes, once the app's baselines job has them, set
+  // the first candidates' stop line, as tune_app sets it.
+  for (const auto &[name, baseline] : farm::read_baselines(redis, job.suite, job.app)) {
+    if ((name == "own" || name == "default") && baseline.min_ms) {
+      measurer.stop_line_reference(*baseline.min_ms);
+    }
+  }
   farm::JobProgress progress;
   progress.seed = job.seed;
   progress.searcher = options.name;

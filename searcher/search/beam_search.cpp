@@ -64,7 +64,8 @@ uint64_t decision_hash(const ScheduleState &state, int f, int level) {
         h = mix(mix(h, static_cast<uint64_t>(t.tile[v])), static_cast<uint64_t>(t.inner[v]));
       }
       h = mix(mix(h, static_cast<uint64_t>(t.parallel_loops)),
-              uint64_t{t.reduction_outside} | uint64_t{t.unroll_reduction} << 1);
+              uint64_t{t.reduction_outside} | uint64_t{t.unroll_reduction} << 1 |
+                  static_cast<uint64_t>(t.reduction_lanes) << 2);
     }
   }
   return h;

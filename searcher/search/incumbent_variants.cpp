@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "common/schedule/loop_nest.h"
+#include "searcher/seeds/fallback_schedule.h"
 
 namespace protuner {
 
@@ -78,6 +79,19 @@ std::vector<FuncDecision> tiling_neighbours(const ScheduleState &start, const Fu
     if (!unrolled.stages[st].unroll_reduction || !space ||
         space->pruned_because(start, unrolled).empty()) {
       add(unrolled);
+    }
+    // In lanes or not: each lane count the space offers, or back to the plain reduction.
+    if (t.reduction_lanes > 0) {
+      FuncDecision plain = d;
+      plain.stages[st].reduction_lanes = 0;
+      add(plain);
+    } else if (space && stage.lane_rfactorable) {
+      for (int multiple : kLaneReductionMultiples) {
+        FuncDecision lanes = d;
+        lanes.stages[st].reduction_lanes = static_cast<int>(
+            multiple * native_lanes(start.graph().funcs[start.num_decided()], space->options()));
+        if (space->pruned_because(start, lanes).empty()) add(lanes);
+      }
     }
   }
   return out;

@@ -31,9 +31,10 @@ std::optional<ScheduleState> incumbent_variant(const ScheduleState &start,
 // placement: one stage's tile for one variable doubled (up to the variable's extent per
 // realization) or halved (down to its inner tile), one stage's parallel loops one more or
 // one fewer, an update's reduction loops moved to the other side of its middle loops
-// (where that changes the loop nest), or its innermost reduction loop unrolled or not. Only
-// legal ones, each once; an unrolled one, which can multiply a block's code, only where
-// `space` (when given) offers it. Empty for an inlined decision.
+// (where that changes the loop nest), its innermost reduction loop unrolled or not, or its
+// reduction in vector lanes or not. Only legal ones, each once; an unrolled one or one in
+// lanes, which change a block's code, only where `space` (when given) offers it. Empty for
+// an inlined decision.
 std::vector<FuncDecision> tiling_neighbours(const ScheduleState &start, const FuncDecision &d,
                                             const SearchSpace *space = nullptr);
 

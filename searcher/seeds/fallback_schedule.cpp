@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/pipeline/region.h"
+#include "common/schedule/loop_nest.h"
 
 namespace protuner {
 
@@ -30,6 +31,18 @@ StageTiling fallback_stage_tiling(const FuncNode &f, const StageNode &stage,
   }
   const int64_t lanes = native_lanes(f, o);
   if (t.tile[0] >= lanes) t.inner[0] = lanes;
+  if (t.inner[0] == 1 && stage.index > 0) {
+    // Variable 0 is narrower than a vector: an associative reduction vectorizes in lanes
+    // instead, up to kFallbackMaxReductionLanes of them (image_stats' planes).
+    for (int multiple : kLaneReductionMultiples) {
+      StageTiling in_lanes = t;
+      in_lanes.reduction_lanes = static_cast<int>(multiple * lanes);
+      if (in_lanes.reduction_lanes <= kFallbackMaxReductionLanes &&
+          !lane_reduction_refusal(stage, in_lanes)) {
+        t.reduction_lanes = in_lanes.reduction_lanes;
+      }
+    }
+  }
   const int top = n - 1;
   const int64_t tasks = std::min<int64_t>(t.tile[top], int64_t{o.cores} * kFallbackTasksPerCore);
   if (tasks > 1) {

@@ -20,6 +20,9 @@ ScheduleState fallback_schedule(std::shared_ptr<const PipelineGraph> graph,
                                 const SearchSpaceOptions &options);
 
 constexpr int kFallbackTasksPerCore = 4;
+// The most lanes a fallback reduction in lanes takes: one vector of bytes on AVX-512, as
+// image_stats' expert reduces its planes.
+constexpr int kFallbackMaxReductionLanes = 64;
 
 // Native vector lanes of f's widest value type on the target `options` describes.
 int64_t native_lanes(const FuncNode &f, const SearchSpaceOptions &options);
@@ -30,7 +33,9 @@ FuncDecision fallback_decision(const FuncNode &f, const SearchSpaceOptions &opti
 // The fallback's tiling of one stage computed at root: the outermost variable split into
 // tasks run in parallel, the innermost vectorized where it is that long. A stage with no
 // pure variable whose reduction may run in parallel bands (StageNode::rfactorable) and has
-// at least options.min_parallel_points points runs in bands.
+// at least options.min_parallel_points points runs in bands; an update whose innermost
+// variable is narrower than a vector runs its reduction in lanes where it may
+// (lane_reduction_refusal), as many as kFallbackMaxReductionLanes allows.
 StageTiling fallback_stage_tiling(const FuncNode &f, const StageNode &stage,
                                   const SearchSpaceOptions &options);
 

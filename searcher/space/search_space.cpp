@@ -294,6 +294,17 @@ bool unrolled_block_allowed(const ScheduleState &state, int stage, const SearchS
          unrolled * node.gathers <= o.max_block_gathers;
 }
 
+// Whether the pending decision's `stage` may reduce in `lanes` vector lanes under rules 6
+// and 7: the lanes are then its block.
+bool lane_block_allowed(const ScheduleState &state, int stage, int64_t lanes,
+                        const SearchSpaceOptions &o) {
+  const StageNode &node = state.graph().funcs[state.num_decided()].stages[stage];
+  int64_t block = 1;
+  const int64_t spent = block_lane_ops(state, stage, node.num_pure, block);
+  return spent + lanes * node.code_per_point <= o.max_block_lane_ops &&
+         lanes * node.gathers <= o.max_block_gathers;
+}
+
 // How many loops outside compute loop `at` storage at `store` is, counted within the
 // consumer's own loop nest; storage in another Func's loops or at root counts as unbounded.
 int storage_hoist(const LoopRef &at, const LoopRef &store) {
@@ -411,7 +422,20 @@ std::vector<Step> SearchSpace::parallel_steps(const ScheduleState &state, int st
     if (unrollable && !unroll_reduction_refusal(node, par, false)) {
       s.unroll_reduction = true;
       out.push_back(s);
+      s.unroll_reduction = false;
     }
+    if (!node.lane_rfactorable) continue;
+    for (int multiple : kLaneReductionMultiples) {
+      StageTiling lanes = t;
+      lanes.reduction_lanes = multiple * c.lanes;
+      if (lane_reduction_refusal(node, lanes) ||
+          !lane_block_allowed(state, stage, lanes.reduction_lanes, options_)) {
+        continue;
+      }
+      s.reduction_lanes = lanes.reduction_lanes;
+      out.push_back(s);
+    }
+    s.reduction_lanes = 0;
   }
   return out;
 }
@@ -509,6 +533,12 @@ std::string SearchSpace::pruned_because(const ScheduleState &state, const FuncDe
                  " is not offered (or leaves too few parallel tasks, or unrolls too many "
                  "gathers or too much code)";
         case Step::Kind::kParallel:
+          if (step.reduction_lanes > 0) {
+            return where + ": a reduction in " + std::to_string(step.reduction_lanes) +
+                   " lanes is not offered (not associative, no pure variable, an inner tile, "
+                   "a reduction no multiple of two vectors of the Func's native lanes, or a "
+                   "block past the code rules)";
+          }
           if (step.unroll_reduction) {
             const StageNode &stage = s.graph().funcs[s.num_decided()].stages[next.stage];
             if (const char *why = unroll_reduction_refusal(stage, step.parallel_loops,

@@ -25,6 +25,12 @@ namespace protuner {
 // (blocked_schedule.h), and the featurizer asks whether a block's sums fit in it.
 inline int vector_registers(int vector_bits) { return vector_bits >= 512 ? 32 : 16; }
 
+// The lanes a reduction in lanes (StageTiling::reduction_lanes) is offered with, as
+// multiples of a native vector of the Func's widest type: one vector of accumulators up to
+// eight, as a reduction of narrow values into wide sums keeps (image_stats' expert: 64
+// lanes of 32- and 64-bit sums of bytes).
+inline constexpr int kLaneReductionMultiples[] = {1, 2, 4, 8};
+
 // Tunables of the space, with defaults for the machine class we tune on (2 cores,
 // AVX-512). for_target() fills the machine-dependent ones from a Halide target.
 struct SearchSpaceOptions {

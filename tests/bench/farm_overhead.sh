@@ -2,11 +2,12 @@
 # What the farm costs a tuning job (issue 57): the same app, budget and cores tuned by
 # `protuner tune` and by a farm of real processes (redis-server with AOF, one
 # protuner-measurerd, a coordinator and one searcher), alternating, each run from empty
-# caches. Both measure on the last CPU and search on the others, as `protuner up` lays a
-# farm out. Per run: the candidates measured within the budget (tune's result.json
-# `measurements`, the farm's app record) and the best runtime; then, per app, the farm's
-# mean measurements over tune's and the ratio of the mean bests beside the spread of each
-# mode's own runs (the host's noise).
+# caches. Both measure on the last CPU, and search where the system puts them: tune is one
+# process (its measurer's children are pinned, its search threads are not), so the farm's
+# searcher is not pinned either. Per run: the candidates measured within the budget
+# (tune's result.json `measurements`, the farm's app record) and the best runtime; then,
+# per app, the farm's mean measurements over tune's and the ratio of the mean bests beside
+# the spread of each mode's own runs (the host's noise).
 #
 # Usage: tests/bench/farm_overhead.sh [--build DIR] [--out DIR] [--suite FILE]
 #                                     [--budget-minutes M] [--runs R]
@@ -41,8 +42,6 @@ mkdir -p "$out"
 trap farm_stop EXIT
 
 last_cpu=$(($(nproc) - 1))
-others=0
-[ "$last_cpu" -gt 0 ] && others=0-$((last_cpu - 1))
 mapfile -t apps < <(sed -n 's/^ *- name: *\([A-Za-z0-9_]*\).*/\1/p' "$suite_file")
 
 # One app of the suite, alone, with the budget given, as a suite file in $2.
@@ -58,7 +57,7 @@ one_app_suite() {
 # Prints "measurements best_ms" of `protuner tune` on app $1 in folder $2.
 run_tune() {
   local app=$1 dir=$2
-  taskset -c "$others" "$farm_build/bin/protuner" --log-level warn tune --app "$app" \
+  "$farm_build/bin/protuner" --log-level warn tune --app "$app" \
     --suite "$dir/suite.yaml" --cpus "$last_cpu" --cache-dir "$dir/cache" --out "$dir/out" \
     > "$dir/tune.log" 2>&1 || { echo "tune of $app failed: $dir/tune.log" >&2; exit 1; }
   jq -r '"\(.measurements) \(.runtime_ms)"' "$dir/out/$app/result.json"
@@ -71,10 +70,9 @@ run_farm() {
   farm_start_redis
   farm_spawn measurer "$farm_build/bin/protuner-measurerd" --bind "tcp://127.0.0.1:*" \
     --cpus "$last_cpu" --cache-dir "$dir/cache" --redis "$farm_redis" --name overhead-measurer
-  farm_spawn coordinator taskset -c "$others" "$farm_build/bin/protuner" coordinator \
-    --redis "$farm_redis"
-  farm_spawn searcher taskset -c "$others" "$farm_build/bin/protuner" searcher \
-    --redis "$farm_redis" --cores 1 --library-cache "$dir/libraries"
+  farm_spawn coordinator "$farm_build/bin/protuner" coordinator --redis "$farm_redis"
+  farm_spawn searcher "$farm_build/bin/protuner" searcher --redis "$farm_redis" --cores 1 \
+    --library-cache "$dir/libraries"
   id=$(farm_submit "$dir/suite.yaml")
   farm_wait_suite "$id"
   "$farm_build/bin/protuner" report "$id" --redis "$farm_redis" --json > "$dir/report.json"

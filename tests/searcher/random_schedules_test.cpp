@@ -109,10 +109,11 @@ void inline_the_rest(ScheduleState &state) {
 }
 
 // How many of the schedules checked ran some update's reduction outside its tile
-// (StageTiling::reduction_outside) and how many unrolled one (unroll_reduction), so tests
-// of reductions can require both to be covered.
+// (StageTiling::reduction_outside), how many unrolled one (unroll_reduction) and how many
+// ran one in vector lanes (reduction_lanes), so tests of reductions can require each to be
+// covered.
 struct ReductionOrders {
-  int outside = 0, unrolled = 0;
+  int outside = 0, unrolled = 0, lanes = 0;
 };
 
 // Checks kSchedulesPerPipeline random schedules.
@@ -128,15 +129,17 @@ ReductionOrders check_random_schedules(const std::function<Halide::Pipeline()> &
     ScheduleState state(graph);
     EXPECT_TRUE(space.random_rollout(state, rng)) << "rollout " << i << " hit a dead end";
     if (!state.complete()) return seen;
-    bool outside = false, unrolled = false;
+    bool outside = false, unrolled = false, lanes = false;
     for (int f = 0; f < state.num_decided(); ++f) {
       for (const StageTiling &t : state.decision(f).stages) {
         outside = outside || t.reduction_outside;
         unrolled = unrolled || t.unroll_reduction;
+        lanes = lanes || t.reduction_lanes > 0;
       }
     }
     seen.outside += outside;
     seen.unrolled += unrolled;
+    seen.lanes += lanes;
     Halide::Pipeline p = build();
     std::optional<std::string> diff;
     try {
@@ -167,10 +170,12 @@ TEST(RandomSchedules, ConvolutionWithReductionComputesTheSameBits) {
 }
 
 TEST(RandomSchedules, MatrixMultiplyComputesTheSameBits) {
-  // 64 points of k: too many to unroll.
+  // 64 points of k: too many to unroll; a float sum, which lanes would add up in another
+  // order, never in lanes.
   const ReductionOrders seen = check_random_schedules([] { return testing::matmul_pipeline(); }, 4);
   EXPECT_GT(seen.outside, 0) << "no schedule ran the reduction outside its tile";
   EXPECT_EQ(seen.unrolled, 0);
+  EXPECT_EQ(seen.lanes, 0);
 }
 
 // An update whose innermost reduction loop has a constant extent (conv_relu's 8 input
@@ -223,6 +228,55 @@ TEST(AppliedSchedules, OnlyAConstantReductionUnrollsAndThenHasNoLoop) {
     ASSERT_TRUE(space.random_rollout(state, rng));
     EXPECT_FALSE(state.decision(0).stages[1].unroll_reduction) << schedule_source(state, "s");
   }
+}
+
+// Associative reductions of a whole plane per channel: besides their plain orders, they
+// run in vector lanes (partial reductions rfactored into a vector per channel, merged).
+TEST(RandomSchedules, PerPlaneStatisticsComputeTheSameBits) {
+  const ReductionOrders seen =
+      check_random_schedules([] { return testing::plane_stats_pipeline(); }, 13);
+  EXPECT_GT(seen.lanes, 0) << "no schedule ran a reduction in vector lanes";
+}
+
+// A reduction in lanes is what image_stats' expert writes: the partial reductions, a
+// vector of accumulators, computed per channel inside the merge's loop; Halide's statement
+// has their Func (rfactor's "_intm"), vectorized, and the output is the same.
+TEST(AppliedSchedules, AReductionInLanesComputesAVectorOfPartialsPerPoint) {
+  Halide::Pipeline reference = testing::plane_stats_pipeline();
+  const Halide::Buffer<> expected = run(reference);
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(reference));
+  const int sums = index_of(graph, "sums");
+  ASSERT_TRUE(graph->funcs[sums].stages[1].lane_rfactorable);
+  ScheduleState state(graph);
+  while (state.num_decided() < sums) {
+    state.decide(fallback_decision(graph->funcs[state.num_decided()], SearchSpaceOptions{}));
+  }
+  const ScheduleState before = state;
+  FuncDecision d;
+  d.placement = Placement::kRoot;
+  d.stages = {StageTiling{{3}, {1}, 0}, StageTiling{{1}, {1}, 1}};
+  d.stages[1].reduction_lanes = 32;  // 256 columns: 8 vectors of 32 lanes
+  ASSERT_EQ(state.check_decision(d), "");
+  state.decide(d);
+  while (!state.complete()) {
+    state.decide(fallback_decision(graph->funcs[state.num_decided()], SearchSpaceOptions{}));
+  }
+  Halide::Pipeline p = testing::plane_stats_pipeline();
+  apply_schedule(state, p);
+  const std::string source = schedule_source(state, "lanes");
+  EXPECT_NE(source.find(".rfactor("), std::string::npos) << source;
+  const std::string stmt = lowered_stmt(p);
+  EXPECT_NE(stmt.find("_intm"), std::string::npos) << stmt;
+  EXPECT_NE(stmt.find("x32"), std::string::npos) << "no 32-lane vector:\n" << source;
+  EXPECT_EQ(check(expected, p), std::nullopt) << source;
+  // What a reduction in lanes needs, refused by name.
+  FuncDecision odd = d;
+  odd.stages[1].reduction_lanes = 48;  // 256 is no multiple of 48
+  EXPECT_NE(before.check_decision(odd).find("multiple"), std::string::npos);
+  FuncDecision tiled = d;
+  tiled.stages[1].inner = {2};
+  tiled.stages[1].tile = {2};
+  EXPECT_NE(before.check_decision(tiled).find("inner tile"), std::string::npos);
 }
 
 // An RDom without a name takes a process-wide counter ("r156$x" here, "r161$x" in the next

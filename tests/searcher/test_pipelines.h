@@ -281,4 +281,26 @@ inline Halide::Pipeline patch_window_pipeline(int width = 512, int height = 64) 
   return Pipeline(out);
 }
 
+// image_stats' shape in small: per-plane statistics of a uint8 image (x, y, c), a Tuple of
+// exact integer sums (sum, sum of squares) and a Tuple of extrema per channel, each an
+// associative reduction of a whole plane into one point of c: what a reduction in vector
+// lanes (StageTiling::reduction_lanes) is for.
+inline Halide::Pipeline plane_stats_pipeline(int width = 256, int height = 24) {
+  using namespace Halide;
+  ImageParam in(UInt(8), 3, "in");
+  Var c("c");
+  RDom r(0, width, 0, height, "r");
+  Func sums("sums"), extrema("extrema"), out("out");
+  Expr v = cast<uint32_t>(in(r.x, r.y, c));
+  sums(c) = Tuple(cast<uint32_t>(0), cast<uint64_t>(0));
+  sums(c) = Tuple(sums(c)[0] + v, sums(c)[1] + cast<uint64_t>(v * v));
+  extrema(c) = Tuple(cast<uint8_t>(255), cast<uint8_t>(0));
+  extrema(c) = Tuple(min(extrema(c)[0], in(r.x, r.y, c)), max(extrema(c)[1], in(r.x, r.y, c)));
+  out(c) = cast<float>(sums(c)[0]) + cast<float>(sums(c)[1]) * 1e-3f +
+           cast<float>(extrema(c)[0]) - cast<float>(extrema(c)[1]);
+  in.set_estimates({{0, width}, {0, height}, {0, 3}});
+  out.set_estimates({{0, 3}});
+  return Pipeline(out);
+}
+
 }  // namespace protuner::testing
