@@ -440,13 +440,10 @@ JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatch
   BackendCandidateMeasurer measurer(
       backend, spec, "host",
       candidate_measure_settings(options.tune.measure, budget_seconds, options.tune));
-  // The own and default schedules' runtimes, once the app's baselines job has them, set
-  // the first candidates' stop line, as tune_app sets it.
-  for (const auto &[name, baseline] : farm::read_baselines(redis, job.suite, job.app)) {
-    if ((name == "own" || name == "default") && baseline.min_ms) {
-      measurer.stop_line_reference(*baseline.min_ms);
-    }
-  }
+  // Unlike tune_app, the first candidates get no stop line from the own and default
+  // baselines: a suite measures its baselines anew, and a stop line is part of a
+  // measurement's cache key, so one drawn from them would make every candidate of a
+  // resubmitted app miss the farm-wide cache.
   farm::JobProgress progress;
   progress.seed = job.seed;
   progress.searcher = options.name;

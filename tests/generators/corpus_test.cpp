@@ -60,12 +60,28 @@ std::vector<std::string> corpus_generators() {
   return names;
 }
 
+// This test process' folder of tune and plugin runs.
+fs::path process_dir() {
+  return fs::path(::testing::TempDir()) / ("protuner_corpus_" + std::to_string(getpid()));
+}
+
 fs::path work_dir(const std::string &what) {
-  const fs::path dir =
-      fs::path(::testing::TempDir()) / ("protuner_corpus_" + std::to_string(getpid())) / what;
+  const fs::path dir = process_dir() / what;
   fs::create_directories(dir);
   return dir;
 }
+
+// Removes the process' runs when every test passed; a failed run's files stay for reading.
+class RemoveRunsWhenPassed : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (!::testing::UnitTest::GetInstance()->Passed()) return;
+    std::error_code ignored;
+    fs::remove_all(process_dir(), ignored);
+  }
+};
+[[maybe_unused]] ::testing::Environment *const kRemoveRuns =
+    ::testing::AddGlobalTestEnvironment(new RemoveRunsWhenPassed);
 
 std::string read_file(const fs::path &path) {
   std::ifstream in(path);
