@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/stable_hash.h"
 #include "common/unscheduled_check.h"
 
 namespace protuner {
@@ -20,11 +21,7 @@ uint64_t next_random(uint64_t &state) {
   return z ^ (z >> 31);
 }
 
-uint64_t hash_name(const std::string &s) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
+uint64_t hash_name(const std::string &s) { return stable_hash(s); }
 
 template <typename T>
 void fill_typed(Halide::Buffer<> &buf, uint64_t &state) {

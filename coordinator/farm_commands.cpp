@@ -1,8 +1,6 @@
 // The farm's subcommands (farm_commands.h): options, signal handling and the status table.
 #include "coordinator/farm_commands.h"
 
-#include <signal.h>
-
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
@@ -20,6 +18,7 @@
 #include "common/farm/suite_record.h"
 #include "common/redis_client.h"
 #include "common/redis_options.h"
+#include "common/stop_signals.h"
 #include "coordinator/coordinator_daemon.h"
 #include "coordinator/farm_report.h"
 #include "coordinator/local_farm.h"
@@ -61,14 +60,6 @@ extern "C" void on_farm_stop_signal(int) {
   g_up_stop.store(true);
 }
 
-void install_stop_handlers() {
-  struct sigaction action {};
-  action.sa_handler = on_farm_stop_signal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
 // The daemon's /metrics endpoint on 127.0.0.1, when a port was given.
 std::unique_ptr<MetricsServer> metrics_server(int port, const char *daemon) {
   if (port < 0) return nullptr;
@@ -97,7 +88,7 @@ void add_join_option(CLI::App *cmd, std::string &policy) {
 template <class Daemon>
 int run_until_signalled(Daemon &daemon, std::atomic<Daemon *> &slot) {
   slot.store(&daemon);
-  install_stop_handlers();
+  install_stop_handler(on_farm_stop_signal);
   daemon.run();
   slot.store(nullptr);
   return 0;
@@ -279,7 +270,7 @@ bool FarmCommands::parsed() const {
 
 int FarmCommands::run() const {
   if (up_->parsed()) {
-    install_stop_handlers();
+    install_stop_handler(on_farm_stop_signal);
     args_->up.join = farm::parse_join_policy(args_->join_policy, "--join");
     return run_local_farm(args_->up, g_up_stop);
   }

@@ -1,7 +1,6 @@
 // See measurer_service.h.
 #include "measurer/measurer_service.h"
 
-#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
@@ -11,6 +10,7 @@
 
 #include "common/metrics_server.h"
 #include "common/redis_options.h"
+#include "common/stop_signals.h"
 #include "measurer/cache_key.h"
 #include "measurer/library_fetching_backend.h"
 #include "measurer/measurer_registration.h"
@@ -23,14 +23,6 @@ std::atomic<MeasurerDaemon *> g_daemon{nullptr};
 extern "C" void on_stop_signal(int) {
   // MeasurerDaemon::stop() is one lock-free atomic store: safe in a signal handler.
   if (MeasurerDaemon *d = g_daemon.load()) d->stop();
-}
-
-void install_stop_handlers() {
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
 }
 
 int64_t now_epoch_ms() {
@@ -116,7 +108,7 @@ int serve_measurer(MeasurerServiceOptions options, int heartbeat_ms,
                                                           record, registration_options);
   }
   g_daemon.store(&daemon);
-  install_stop_handlers();
+  install_stop_handler(on_stop_signal);
   daemon.run();
   g_daemon.store(nullptr);
   return 0;

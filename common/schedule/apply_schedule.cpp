@@ -72,6 +72,13 @@ void apply_directive(const Directive &d, const PipelineGraph &g, std::vector<Hal
   Halide::Func &f = funcs[d.func];
   Halide::Stage stage = d.stage == 0 ? Halide::Stage(f) : f.update(d.stage - 1);
   auto var = [&](size_t i) { return Halide::VarOrRVar(Halide::Var(d.vars[i])); };
+  // An rfactor directive's reduction variable (vars[0]) split by its factor into vars[1]
+  // outside and vars[2] inside; the directive rfactors one of them.
+  auto split_reduction = [&](Halide::Stage &s) -> Halide::Stage & {
+    return s.split(loop_var(g, funcs, d.func, d.vars[0], true), Halide::RVar(d.vars[1]),
+                   Halide::RVar(d.vars[2]), static_cast<int>(d.factor),
+                   Halide::TailStrategy::GuardWithIf);
+  };
   switch (d.kind) {
     case Kind::kComputeInline:
       f.compute_inline();
@@ -125,25 +132,15 @@ void apply_directive(const Directive &d, const PipelineGraph &g, std::vector<Hal
       stage.unroll(loop_var(g, funcs, d.func, d.vars[0], d.target_is_rvar));
       break;
     case Kind::kRfactorBands: {
-      const Halide::RVar outer(d.vars[1]), inner(d.vars[2]);
       const Halide::Var band(d.vars[3]);
-      Halide::Func partial =
-          stage
-              .split(loop_var(g, funcs, d.func, d.vars[0], true), outer, inner,
-                     static_cast<int>(d.factor), Halide::TailStrategy::GuardWithIf)
-              .rfactor(outer, band);
+      Halide::Func partial = split_reduction(stage).rfactor(Halide::RVar(d.vars[1]), band);
       partial.compute_root();
       partial.update(0).parallel(band);
       break;
     }
     case Kind::kRfactorLanes: {
-      const Halide::RVar outer(d.vars[1]), inner(d.vars[2]);
       const Halide::Var lane(d.vars[3]);
-      Halide::Func partial =
-          stage
-              .split(loop_var(g, funcs, d.func, d.vars[0], true), outer, inner,
-                     static_cast<int>(d.factor), Halide::TailStrategy::GuardWithIf)
-              .rfactor(inner, lane);
+      Halide::Func partial = split_reduction(stage).rfactor(Halide::RVar(d.vars[2]), lane);
       partial.compute_at(funcs[d.func], Halide::Var(d.vars[4]));
       partial.vectorize(lane);
       partial.update(0).vectorize(lane);

@@ -49,34 +49,34 @@ MeasureResult FarmBackend::measure(const MeasureRequest &request) {
     if (metrics_) metrics_->cache_hit();
     return found;
   };
-  if (candidate) {
-    try {
+  try {
+    if (candidate) {
       if (auto stored = farm::read_candidate(redis_, suite_, app_, key);
           stored && ResultCache::cacheable(parse_status(stored->status)) &&
           !stored->result_json.empty()) {
         return hit(stored->result_json);
       }
-      if (!host_class_.empty()) {
-        if (auto cached = farm::find_measurement(
-                redis_, farm_cache_key(request, library_sha256_, host_class_))) {
-          MeasureResult found = hit(*cached);
-          record(request, key, found);
-          return found;
-        }
-      }
-    } catch (const std::exception &e) {
-      // The caches are an optimization: measure instead.
-      spdlog::warn("{}: the farm's cache could not be read: {}", app_, e.what());
     }
+    if (!host_class_.empty()) {
+      if (auto cached = farm::find_measurement(
+              redis_, farm_cache_key(request, library_sha256_, host_class_))) {
+        MeasureResult found = hit(*cached);
+        if (candidate) record(request, key, found);
+        return found;
+      }
+    }
+  } catch (const std::exception &e) {
+    // The caches are an optimization: measure instead.
+    spdlog::warn("{}: the farm's cache could not be read: {}", app_, e.what());
   }
   MeasureRequest sent = request;
   sent.library_sha256 = library_sha256_;
   MeasureResult result = inner_.measure(sent);
-  if (result.status == MeasureStatus::kCancelled || !candidate) {
-    stats_.cancelled += result.status == MeasureStatus::kCancelled ? 1 : 0;
+  if (result.status == MeasureStatus::kCancelled) {
+    ++stats_.cancelled;
     return result;
   }
-  if (record(request, key, result)) {
+  if (candidate && record(request, key, result)) {
     ++stats_.measured;
     if (metrics_) metrics_->measured(result.status);
   }

@@ -1,15 +1,16 @@
 // The measurement backend a searcher daemon's job measures through: the farm's shared
 // caches and record of measurements around the measurers (any MeasurementBackend, in the
 // daemon a MeasurerClient). Before a candidate is measured, Redis is asked whether any
-// searcher has measured it for this app (app_state.h: results by schedule hash), then,
-// when the app's host class is known, whether anyone in the farm has measured the same
-// pipeline and schedule for that class, target and settings in any suite
-// (common/farm/measurement_cache.h). A deterministic answer (ok, wrong_output,
-// compile_error) found either way is returned as a cache hit, and one from the farm-wide
-// cache is recorded for this app too. Every new answer is written to Redis before
-// measure() returns, so a searcher killed after it loses nothing it has been told, and a
-// deterministic one also goes to the farm-wide cache under the host class its result
-// names.
+// searcher has measured it for this app (app_state.h: results by schedule hash); before
+// any request (a candidate or a baseline), when the app's host class is known, whether
+// anyone in the farm has measured the same pipeline and schedule for that class, target
+// and settings in any suite (common/farm/measurement_cache.h). A deterministic answer
+// (ok, wrong_output, compile_error) found either way is returned as a cache hit, and a
+// candidate's from the farm-wide cache is recorded for this app too. Every new answer of
+// a candidate is written to Redis before measure() returns, so a searcher killed after it
+// loses nothing it has been told (a baseline's answer is the caller's to record), and
+// every deterministic answer also goes to the farm-wide cache under the host class its
+// result names.
 //
 // Thread safety: as the inner backend and the RedisClient it is given: one thread.
 #pragma once
@@ -46,7 +47,7 @@ class FarmBackend : public MeasurementBackend {
 
   MeasureResult measure(const MeasureRequest &request) override;
 
-  // The farm-wide cache's key text of a protuner candidate measured on `host_class`
+  // The farm-wide cache's key text of a request measured on `host_class`
   // (host_class_key's JSON): the measurer's own result key (measurer/result_cache.h) with
   // the library named by the hash it is stored under.
   static std::string farm_cache_key(const MeasureRequest &request,

@@ -205,7 +205,8 @@ struct SearcherDaemon::Impl {
   // `host_class`: of the app's registered measurers; "" for fixed ones.
   JobEnd run_search(const farm::Delivery &delivery, JobWatcher &watcher,
                     const std::string &host_class);
-  JobEnd run_baselines(const farm::Delivery &delivery, JobWatcher &watcher);
+  JobEnd run_baselines(const farm::Delivery &delivery, JobWatcher &watcher,
+                       const std::string &host_class);
   AppSpec fetch_app(const farm::Job &job);
   // With the queue empty: adds a job to the app `options.join` chooses, if any.
   void join_an_app();
@@ -290,7 +291,7 @@ void SearcherDaemon::run() {
                          delivery->job.kind == farm::JobKind::kSearch, host_class);
       try {
         end = delivery->job.kind == farm::JobKind::kBaselines
-                  ? d.run_baselines(*delivery, watcher)
+                  ? d.run_baselines(*delivery, watcher, host_class)
                   : d.run_search(*delivery, watcher, host_class);
       } catch (const std::exception &e) {
         end = {false, e.what()};
@@ -501,7 +502,8 @@ JobEnd SearcherDaemon::Impl::run_search(const farm::Delivery &delivery, JobWatch
   return {true, ""};
 }
 
-JobEnd SearcherDaemon::Impl::run_baselines(const farm::Delivery &delivery, JobWatcher &watcher) {
+JobEnd SearcherDaemon::Impl::run_baselines(const farm::Delivery &delivery, JobWatcher &watcher,
+                                           const std::string &host_class) {
   const farm::Job &job = delivery.job;
   struct Baseline {
     const char *name;
@@ -520,6 +522,10 @@ JobEnd SearcherDaemon::Impl::run_baselines(const farm::Delivery &delivery, JobWa
   }
   const AppSpec spec = fetch_app(job);
   client.clear_deadline();
+  // Through the farm's caches: a baseline some suite measured on this host class is not
+  // measured again.
+  FarmBackend backend(client, redis, job.suite, job.app, job.library_sha256, host_class,
+                      options.name, job.seed, metrics.get());
   for (const Baseline &b : baselines) {
     if (watcher.stop_flag().load()) break;
     if (farm::has_baseline(redis, job.suite, job.app, b.name)) continue;
@@ -528,8 +534,7 @@ JobEnd SearcherDaemon::Impl::run_baselines(const farm::Delivery &delivery, JobWa
     request.schedule = b.schedule;
     request.target = "host";
     request.settings = options.tune.measure;
-    request.library_sha256 = job.library_sha256;
-    const MeasureResult result = client.measure(request);
+    const MeasureResult result = backend.measure(request);
     if (result.status == MeasureStatus::kCancelled) break;
     farm::MeasuredCandidate record;
     record.key = b.name;

@@ -6,27 +6,14 @@
 
 #include "common/schedule/apply_schedule.h"
 #include "common/schedule/schedule_json.h"
+#include "common/stable_hash.h"
 
 namespace protuner {
-namespace {
-
-// FNV-1a: a stable 64-bit hash of the serialized schedule (std::hash may differ between
-// builds, and the name must be the same in every process that emits this schedule).
-uint64_t fnv1a64(const std::string &text) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-}  // namespace
 
 std::string halide_schedule_body(const ScheduleState &state) {
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx",
-                static_cast<unsigned long long>(fnv1a64(schedule_to_json(state))));
+                static_cast<unsigned long long>(stable_hash(schedule_to_json(state))));
   const std::string name = std::string("protuner_") + hex;
   const std::string fn = "apply_schedule_" + name;
   std::ostringstream os;

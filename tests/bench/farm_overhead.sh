@@ -31,12 +31,9 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument $1" >&2; exit 64 ;;
   esac
 done
-for tool in protuner protuner-measurerd; do
-  [ -x "$farm_build/bin/$tool" ] || { echo "missing $farm_build/bin/$tool: build first" >&2; exit 66; }
-done
-command -v jq > /dev/null || { echo "jq is missing: scripts/install-deps.sh" >&2; exit 69; }
 # shellcheck source=tests/bench/farm_processes.sh
 source "$root/tests/bench/farm_processes.sh"
+farm_require protuner protuner-measurerd
 out=${out:-$(mktemp -d)}
 mkdir -p "$out"
 trap farm_stop EXIT

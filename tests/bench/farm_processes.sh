@@ -9,6 +9,15 @@
 
 farm_pids=()
 
+# Exits unless $farm_build/bin holds every tool named and jq is installed.
+farm_require() {
+  local tool
+  for tool in "$@"; do
+    [ -x "$farm_build/bin/$tool" ] || { echo "missing $farm_build/bin/$tool: build first" >&2; exit 66; }
+  done
+  command -v jq > /dev/null || { echo "jq is missing: scripts/install-deps.sh" >&2; exit 69; }
+}
+
 farm_free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }

@@ -23,14 +23,11 @@ while [ $# -gt 0 ]; do
     *) suite=$1; shift ;;
   esac
 done
-for tool in protuner protuner-measurerd; do
-  [ -x "$build/bin/$tool" ] || { echo "missing $build/bin/$tool: build first" >&2; exit 66; }
-done
-command -v jq > /dev/null || { echo "jq is missing: scripts/install-deps.sh" >&2; exit 69; }
 # shellcheck source=tests/bench/farm_processes.sh
 source "$root/tests/bench/farm_processes.sh"
-out=${out:-$(mktemp -d)}
 farm_build=$build
+farm_require protuner protuner-measurerd
+out=${out:-$(mktemp -d)}
 farm_dir=$out
 trap farm_stop EXIT
 metrics_port=$(farm_free_port)

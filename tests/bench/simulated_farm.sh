@@ -38,12 +38,9 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument $1" >&2; exit 64 ;;
   esac
 done
-for tool in protuner simulated_measurerd; do
-  [ -x "$farm_build/bin/$tool" ] || { echo "missing $farm_build/bin/$tool: build first" >&2; exit 66; }
-done
-command -v jq > /dev/null || { echo "jq is missing: scripts/install-deps.sh" >&2; exit 69; }
 # shellcheck source=tests/bench/farm_processes.sh
 source "$root/tests/bench/farm_processes.sh"
+farm_require protuner simulated_measurerd
 out=${out:-$(mktemp -d)}
 mkdir -p "$out"
 trap farm_stop EXIT
@@ -67,6 +64,16 @@ sum_metric() {  # family, ports...
 }
 redis_stat() {  # an INFO field
   redis-cli -u "$farm_redis" info all | tr -d '\r' | awk -F: -v k="$1" '$1 == k { print $2 }'
+}
+# The farm's counters, on one line: measurer busy seconds, measurements answered, CPU
+# seconds of the coordinator and of Redis, Redis' commands, CPU seconds of the searchers
+# and of the measurers.
+counters() {
+  echo "$(sum_metric protuner_measurer_busy_seconds_total "${measurer_ports[@]}")" \
+    "$(sum_metric protuner_measurer_requests_total "${measurer_ports[@]}")" \
+    "$(farm_cpu_seconds "$coordinator_pid")" "$(farm_cpu_seconds "$farm_redis_pid")" \
+    "$(redis_stat total_commands_processed)" "$(sum_cpu "${searcher_pids[@]}")" \
+    "$(sum_cpu "${measurer_pids[@]}")"
 }
 
 printf '| searchers x measurers | measurements | per s | utilisation | mean queue | coordinator CPU s / 1000 | Redis CPU s / 1000 | Redis commands / measurement | searchers CPU s / 1000 | measurers CPU s / 1000 | searcher PSS MB |\n'
@@ -98,13 +105,7 @@ for size in $sizes; do
   id=$(farm_submit "$suite")
   sleep "$warmup"
 
-  busy0=$(sum_metric protuner_measurer_busy_seconds_total "${measurer_ports[@]}")
-  done0=$(sum_metric protuner_measurer_requests_total "${measurer_ports[@]}")
-  coord0=$(farm_cpu_seconds "$coordinator_pid")
-  redis0=$(farm_cpu_seconds "$farm_redis_pid")
-  cmds0=$(redis_stat total_commands_processed)
-  search0=$(sum_cpu "${searcher_pids[@]}")
-  meas0=$(sum_cpu "${measurer_pids[@]}")
+  before=$(counters)
   start=$(date +%s.%N)
   queue_sum=0
   queue_samples=0
@@ -114,26 +115,19 @@ for size in $sizes; do
     sleep 10
   done
   elapsed=$(awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN { print n - s }')
-  busy1=$(sum_metric protuner_measurer_busy_seconds_total "${measurer_ports[@]}")
-  done1=$(sum_metric protuner_measurer_requests_total "${measurer_ports[@]}")
-  coord1=$(farm_cpu_seconds "$coordinator_pid")
-  redis1=$(farm_cpu_seconds "$farm_redis_pid")
-  cmds1=$(redis_stat total_commands_processed)
-  search1=$(sum_cpu "${searcher_pids[@]}")
-  meas1=$(sum_cpu "${measurer_pids[@]}")
+  read -r busy n coord redis cmds search meas < <(
+    awk -v a="$before" -v b="$(counters)" 'BEGIN {
+      k = split(a, x, " "); split(b, y, " ")
+      for (i = 1; i <= k; i++) printf "%.6f%s", y[i] - x[i], (i < k ? " " : "\n")
+    }')
   redis-cli -u "$farm_redis" info commandstats > "$farm_dir/redis-commandstats.txt"
   pss=0
   for pid in "${searcher_pids[@]}"; do pss=$((pss + $(farm_pss_mb "$pid"))); done
 
-  awk -v size="$size" -v m="$measurers" -v s="$searchers" -v t="$elapsed" \
-    -v n="$(awk -v a="$done0" -v b="$done1" 'BEGIN { print b - a }')" \
-    -v busy="$(awk -v a="$busy0" -v b="$busy1" 'BEGIN { print b - a }')" \
+  awk -v size="$size" -v m="$measurers" -v s="$searchers" -v t="$elapsed" -v n="$n" \
+    -v busy="$busy" \
     -v q="$(awk -v a="$queue_sum" -v b="$queue_samples" 'BEGIN { print (b ? a / b : 0) }')" \
-    -v c="$(awk -v a="$coord0" -v b="$coord1" 'BEGIN { print b - a }')" \
-    -v r="$(awk -v a="$redis0" -v b="$redis1" 'BEGIN { print b - a }')" \
-    -v k="$((cmds1 - cmds0))" \
-    -v sc="$(awk -v a="$search0" -v b="$search1" 'BEGIN { print b - a }')" \
-    -v mc="$(awk -v a="$meas0" -v b="$meas1" 'BEGIN { print b - a }')" \
+    -v c="$coord" -v r="$redis" -v k="$cmds" -v sc="$search" -v mc="$meas" \
     -v pss="$((pss / searchers))" 'BEGIN {
       per = (n > 0) ? 1000 / n : 0
       printf "| %s | %d | %.2f | %.1f%% | %.1f | %.2f | %.2f | %.1f | %.0f | %.2f | %d |\n",

@@ -26,22 +26,13 @@
 
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/stable_hash.h"
 #include "measurer/cache_key.h"
 #include "measurer/measurer_service.h"
 
 namespace protuner {
 namespace {
 
-// FNV-1a: a hash that is the same in every process, so two simulated measurers answer one
-// schedule alike.
-uint64_t stable_hash(const std::string &text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 class SleepingBackend : public MeasurementBackend {
  public:

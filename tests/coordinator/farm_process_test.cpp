@@ -639,6 +639,19 @@ TEST_F(FarmProcessTest, RegisteredMeasurersAreFoundAJoinerIsUsedAndADeadOneDropp
   ASSERT_TRUE(suite_done(wait_for(again, suite_done, 180s)));
   EXPECT_GT(metric(search_metrics, "protuner_searcher_cache_hits_total"), hits_before);
   EXPECT_GT(farm::read_app(redis, again, "blur")->measurements, 0);
+  int candidates_from_cache = 0;
+  for (const auto &c : farm::read_candidates(redis, again, "blur")) {
+    candidates_from_cache += nlohmann::json::parse(c.result_json).value("from_cache", false);
+  }
+  EXPECT_GT(candidates_from_cache, 0);
+  // Its baselines too: the first suite's answers, not measured again.
+  const auto first_baselines = farm::read_baselines(redis, suite, "blur");
+  for (const auto &[name, b] : farm::read_baselines(redis, again, "blur")) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(nlohmann::json::parse(b.result_json).value("from_cache", false));
+    ASSERT_TRUE(first_baselines.count(name));
+    EXPECT_EQ(b.min_ms, first_baselines.at(name).min_ms);
+  }
   // A measurer stopped cleanly unregisters at once.
   b->signal(SIGTERM);
   ASSERT_TRUE(b->wait(30s));

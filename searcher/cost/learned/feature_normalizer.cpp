@@ -4,6 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/stable_hash.h"
+
 namespace protuner {
 namespace {
 
@@ -59,13 +61,8 @@ bool is_log_compressed(InvariantFeature f) { return invariant_compression()[stat
 bool is_log_compressed(ScheduledFeature f) { return scheduled_compression()[static_cast<int>(f)]; }
 
 uint64_t feature_layout_fingerprint() {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](const std::string &text) {
-    for (unsigned char c : text + '\n') {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-  };
+  uint64_t h = kStableHashStart;
+  auto mix = [&h](const std::string &text) { h = stable_hash(text + '\n', h); };
   mix("invariant " + std::to_string(kNumInvariantFeatures));
   for (int i = 0; i < kNumInvariantFeatures; ++i) {
     mix(feature_info(static_cast<InvariantFeature>(i)).name);

@@ -11,7 +11,7 @@
 #include "common/farm/record_json.h"
 #include "common/farm/redis_schema.h"
 #include "common/redis_client.h"
-#include "tests/support/loopback.h"
+#include "tests/common/farm/farm_redis_fixture.h"
 
 namespace protuner::farm {
 namespace {
@@ -57,13 +57,7 @@ JobSummary summary(int64_t seed) {
   return s;
 }
 
-class AppStateTest : public ::testing::Test {
- protected:
-  void SetUp() override { check_layout(redis_); }
-
-  testing::RedisServer server_;
-  RedisClient redis_{"127.0.0.1", server_.port()};
-};
+class AppStateTest : public FarmRedisTest {};
 
 TEST_F(AppStateTest, AnAppIsQueuedOnceWithItsJobs) {
   EXPECT_TRUE(queue_app(redis_, "s1", "blur", 60000, jobs(2)));

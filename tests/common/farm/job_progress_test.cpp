@@ -10,7 +10,7 @@
 #include "common/farm/record_json.h"
 #include "common/farm/redis_schema.h"
 #include "common/redis_client.h"
-#include "tests/support/loopback.h"
+#include "tests/common/farm/farm_redis_fixture.h"
 
 namespace protuner::farm {
 namespace {
@@ -27,13 +27,7 @@ JobProgress progress(int64_t seed, int64_t rollouts) {
   return p;
 }
 
-class JobProgressTest : public ::testing::Test {
- protected:
-  void SetUp() override { check_layout(redis_); }
-
-  testing::RedisServer server_;
-  RedisClient redis_{"127.0.0.1", server_.port()};
-};
+class JobProgressTest : public FarmRedisTest {};
 
 TEST_F(JobProgressTest, TheLatestRecordOfEachJobReadsBack) {
   record_job_progress(redis_, "s1", "blur", progress(0, 100));

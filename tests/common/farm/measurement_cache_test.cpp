@@ -8,18 +8,12 @@
 #include "common/farm/record_json.h"
 #include "common/farm/redis_schema.h"
 #include "common/redis_client.h"
-#include "tests/support/loopback.h"
+#include "tests/common/farm/farm_redis_fixture.h"
 
 namespace protuner::farm {
 namespace {
 
-class MeasurementCacheTest : public ::testing::Test {
- protected:
-  void SetUp() override { check_layout(redis_); }
-
-  testing::RedisServer server_;
-  RedisClient redis_{"127.0.0.1", server_.port()};
-};
+class MeasurementCacheTest : public FarmRedisTest {};
 
 TEST_F(MeasurementCacheTest, AnAnswerIsFoundByItsKeyAndWrittenOnce) {
   const std::string key = R"({"host_class":"A","schedule":{"x":1}})";

@@ -9,7 +9,7 @@
 
 #include "common/farm/redis_schema.h"
 #include "common/redis_client.h"
-#include "tests/support/loopback.h"
+#include "tests/common/farm/farm_redis_fixture.h"
 
 namespace protuner::farm {
 namespace {
@@ -29,13 +29,7 @@ MeasurerRecord record(const std::string &name, const std::string &host_class) {
   return r;
 }
 
-class MeasurerRegistryTest : public ::testing::Test {
- protected:
-  void SetUp() override { check_layout(redis_); }
-
-  testing::RedisServer server_;
-  RedisClient redis_{"127.0.0.1", server_.port()};
-};
+class MeasurerRegistryTest : public FarmRedisTest {};
 
 TEST_F(MeasurerRegistryTest, ARegistrationIsReadBackWhole) {
   register_measurer(redis_, record("m1", "class-a"), 10s);
