@@ -65,12 +65,15 @@ sum_metric() {  # family, ports...
 redis_stat() {  # an INFO field
   redis-cli -u "$farm_redis" info all | tr -d '\r' | awk -F: -v k="$1" '$1 == k { print $2 }'
 }
-# The farm's counters, on one line: measurer busy seconds, measurements answered, CPU
-# seconds of the coordinator and of Redis, Redis' commands, CPU seconds of the searchers
-# and of the measurers.
+# The farm's counters, on one line: measurer busy seconds, measurements answered (not
+# counting requests cancelled by their client, as a request moved to an idle measurer is
+# at the one it leaves), CPU seconds of the coordinator and of Redis, Redis' commands, CPU
+# seconds of the searchers and of the measurers.
 counters() {
   echo "$(sum_metric protuner_measurer_busy_seconds_total "${measurer_ports[@]}")" \
-    "$(sum_metric protuner_measurer_requests_total "${measurer_ports[@]}")" \
+    "$(awk -v all="$(sum_metric protuner_measurer_requests_total "${measurer_ports[@]}")" \
+      -v cancelled="$(sum_metric 'protuner_measurer_requests_total[{]status="cancelled"[}]' \
+        "${measurer_ports[@]}")" 'BEGIN { printf "%.6f", all - cancelled }')" \
     "$(farm_cpu_seconds "$coordinator_pid")" "$(farm_cpu_seconds "$farm_redis_pid")" \
     "$(redis_stat total_commands_processed)" "$(sum_cpu "${searcher_pids[@]}")" \
     "$(sum_cpu "${measurer_pids[@]}")"
