@@ -282,27 +282,25 @@ int64_t max_inner(const ScheduleState &state, int stage, int var, const SearchSp
   return std::max<int64_t>(1, widest);
 }
 
-// Whether the pending decision's `stage` may unroll its reduction loop under rules 6 and
-// 7: the block then holds the whole reduction over the inner tile (stage_block_points).
-bool unrolled_block_allowed(const ScheduleState &state, int stage, const SearchSpaceOptions &o) {
+// Whether the pending decision's `stage` may hold `reduction_points` points of its
+// innermost reduction in its block under rules 6 and 7 (stage_block_points): the block is
+// then those points times its inner tile. An unrolled reduction brings its extent, a
+// reduction in lanes its lanes (with no inner tile, which lane_reduction_refusal checks).
+bool reduction_block_allowed(const ScheduleState &state, int stage, int64_t reduction_points,
+                             const SearchSpaceOptions &o) {
   const StageNode &node = state.graph().funcs[state.num_decided()].stages[stage];
-  if (static_cast<int>(node.loop_vars.size()) == node.num_pure) return false;
   int64_t block = 1;
   const int64_t spent = block_lane_ops(state, stage, node.num_pure, block);
-  const int64_t unrolled = block * node.rvar_region.front().extent();
-  return spent + unrolled * node.code_per_point <= o.max_block_lane_ops &&
-         unrolled * node.gathers <= o.max_block_gathers;
+  const int64_t points = block * reduction_points;
+  return spent + points * node.code_per_point <= o.max_block_lane_ops &&
+         points * node.gathers <= o.max_block_gathers;
 }
 
-// Whether the pending decision's `stage` may reduce in `lanes` vector lanes under rules 6
-// and 7: the lanes are then its block.
-bool lane_block_allowed(const ScheduleState &state, int stage, int64_t lanes,
-                        const SearchSpaceOptions &o) {
+// Whether the pending decision's `stage` may unroll its reduction loop (rules 6 and 7).
+bool unrolled_block_allowed(const ScheduleState &state, int stage, const SearchSpaceOptions &o) {
   const StageNode &node = state.graph().funcs[state.num_decided()].stages[stage];
-  int64_t block = 1;
-  const int64_t spent = block_lane_ops(state, stage, node.num_pure, block);
-  return spent + lanes * node.code_per_point <= o.max_block_lane_ops &&
-         lanes * node.gathers <= o.max_block_gathers;
+  return static_cast<int>(node.loop_vars.size()) > node.num_pure &&
+         reduction_block_allowed(state, stage, node.rvar_region.front().extent(), o);
 }
 
 // How many loops outside compute loop `at` storage at `store` is, counted within the
@@ -429,7 +427,7 @@ std::vector<Step> SearchSpace::parallel_steps(const ScheduleState &state, int st
       StageTiling lanes = t;
       lanes.reduction_lanes = multiple * c.lanes;
       if (lane_reduction_refusal(node, lanes) ||
-          !lane_block_allowed(state, stage, lanes.reduction_lanes, options_)) {
+          !reduction_block_allowed(state, stage, lanes.reduction_lanes, options_)) {
         continue;
       }
       s.reduction_lanes = lanes.reduction_lanes;
