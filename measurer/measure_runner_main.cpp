@@ -29,6 +29,7 @@
 #include "common/errors.h"
 #include "measurer/child_protocol.h"
 #include "measurer/run_plan.h"
+#include "measurer/rungen_inputs.h"
 #include "measurer/timing.h"
 #include "measurer/timing_json.h"
 
@@ -121,6 +122,17 @@ struct Arguments {
     }
   }
 
+  // Moves buffer argument i to a new allocation of the same size and frees the old one.
+  void move_to_new_block(size_t i) {
+    const size_t bytes = protuner::allocation_bytes(planned[i].type, planned[i].dims);
+    void *host =
+        std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+    if (!host) throw std::bad_alloc();
+    std::memcpy(host, hosts[i].get(), bytes);
+    hosts[i].reset(static_cast<uint8_t *>(host));
+    buffers[i].host = hosts[i].get();
+  }
+
   struct Free {
     void operator()(uint8_t *p) const { std::free(p); }
   };
@@ -171,6 +183,30 @@ ArgvFunction load_candidate(const Args &a) {
   return fn;
 }
 
+// Frees what RunGen frees before its first run (rungen_inputs.h): an input RunGen would
+// copy into a buffer of the bounds query's shape moves to a new block and its first block
+// is freed. Its data and layout stay the plan's, so the outputs do not change.
+void free_what_rungen_frees(ArgvFunction fn, Arguments &arguments) {
+  std::vector<halide_buffer_t> query = arguments.buffers;
+  std::vector<std::vector<halide_dimension_t>> queried(query.size());
+  std::vector<void *> argv = arguments.argv;
+  for (size_t i = 0; i < query.size(); ++i) {
+    if (arguments.planned[i].kind != PlannedArgument::Kind::kInput) continue;
+    queried[i] = arguments.planned[i].dims;
+    query[i].host = nullptr;  // a bounds query: the pipeline writes the region it reads
+    query[i].dim = queried[i].data();
+    argv[i] = &query[i];
+  }
+  // A pipeline that fails its bounds query fails its run too, and the run reports it.
+  if (fn(argv.data()) != 0) return;
+  for (size_t i = 0; i < query.size(); ++i) {
+    if (arguments.planned[i].kind == PlannedArgument::Kind::kInput &&
+        protuner::rungen_copies_input(arguments.planned[i].dims, queried[i])) {
+      arguments.move_to_new_block(i);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -186,6 +222,7 @@ int main(int argc, char **argv) {
   }
   const ArgvFunction fn = load_candidate(args);
   Arguments arguments(std::move(planned));
+  free_what_rungen_frees(fn, arguments);
   // The runtime has printed what went wrong on stderr by the time it returns an error.
   const auto run = [&] {
     if (fn(arguments.argv.data()) != 0) std::exit(kExitPipelineError);
