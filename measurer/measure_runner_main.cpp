@@ -82,6 +82,13 @@ Args parse_args(int argc, char **argv) {
   return a;
 }
 
+// A block of at least `bytes` at Halide's alignment, freed with std::free.
+uint8_t *aligned_block(uint64_t bytes) {
+  void *p = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  if (!p) throw std::bad_alloc();
+  return static_cast<uint8_t *>(p);
+}
+
 // The plan's arguments as the compiled function takes them: a halide_buffer_t per buffer
 // over memory allocated here (inputs filled from the plan), a value per scalar.
 struct Arguments {
@@ -95,10 +102,8 @@ struct Arguments {
         continue;
       }
       const uint64_t bytes = protuner::allocation_bytes(a.type, a.dims);
-      void *host =
-          std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-      if (!host) throw std::bad_alloc();
-      hosts[i].reset(static_cast<uint8_t *>(host));
+      uint8_t *host = aligned_block(bytes);
+      hosts[i].reset(host);
       if (a.kind == PlannedArgument::Kind::kInput)
         std::memcpy(host, a.data.data(), bytes);
       else
@@ -124,13 +129,11 @@ struct Arguments {
 
   // Moves buffer argument i to a new allocation of the same size and frees the old one.
   void move_to_new_block(size_t i) {
-    const size_t bytes = protuner::allocation_bytes(planned[i].type, planned[i].dims);
-    void *host =
-        std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-    if (!host) throw std::bad_alloc();
+    const uint64_t bytes = protuner::allocation_bytes(planned[i].type, planned[i].dims);
+    uint8_t *host = aligned_block(bytes);
     std::memcpy(host, hosts[i].get(), bytes);
-    hosts[i].reset(static_cast<uint8_t *>(host));
-    buffers[i].host = hosts[i].get();
+    hosts[i].reset(host);
+    buffers[i].host = host;
   }
 
   struct Free {
