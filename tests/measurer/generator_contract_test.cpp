@@ -60,6 +60,12 @@ TEST(GeneratorContract, AnInterleavedInputIsBoundInItsLayout) {
   expect_every_schedule_measures("test_interleaved_input");
 }
 
+// A candidate calling the library's extern function loads only with the library, which
+// the runner loads for it (and for no other candidate).
+TEST(GeneratorContract, APipelineCallingTheLibrarysExternFunctionMeasures) {
+  expect_every_schedule_measures("test_extern_call");
+}
+
 // Even its own schedule: the reference it is checked against is the compute-root schedule
 // of the unscheduled pipeline, which this generator cannot give.
 TEST(GeneratorContract, AGeneratorThatSchedulesItselfIsRefusedByName) {
