@@ -5,12 +5,18 @@
 // under the pooling one; the table prints all three side by side. A bench, not a test:
 // timings on a shared machine are for a person to read.
 //
+// Each side's number is a per-process minimum, and one process differs from the next (where
+// the kernel places the buffers, which pages are already mapped): RunGen alone moves by more
+// than the 10% target between two runs of the same binary on some schedules. So RunGen and
+// the measurer each time every schedule in --processes fresh processes, taken in turn, and
+// the medians of their minima are compared; the table prints each side's range beside it.
+//
 // The schedules of each app: the generator's own, Halide's default, compute-root, and the
 // first --seeds of protuner's seed schedules (searcher/seeds/seed_schedules.h), which allocate
 // intermediates in the ways searches do.
 //
 // Usage: rungen_agreement [--apps harris,unsharp,...] [--seeds 3] [--cpus 0,1]
-//                         [--rungen-seconds 1] [--keep DIR]
+//                         [--rungen-seconds 1] [--processes 3] [--keep DIR]
 // Apps are named as tests/bench/bench_apps.h says. Exit code 0 when every pair agrees
 // within 10%, 1 when some does not, 2 for bad flags or an app that cannot be compiled.
 #include <sched.h>
@@ -19,6 +25,7 @@
 
 #include <Halide.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -53,6 +60,7 @@ struct Args {
   int seeds = 3;
   std::vector<int> cpus;
   double rungen_seconds = 1;
+  int processes = 3;  // fresh processes per side and schedule (see above)
   std::string keep;  // where the compiled runners stay; empty: a temporary folder
 };
 
@@ -150,6 +158,20 @@ std::vector<Candidate> candidates_of(const AppSpec &spec, int seeds, int cores) 
 
 std::string ms_text(const std::optional<double> &ms) { return ms ? format_fixed(*ms, 3) : "-"; }
 
+// The median of per-process times (the upper of the middle two for an even count), or none
+// when some process failed: a side that did not time every run is not compared.
+std::optional<double> median_of(std::vector<double> ms, int expected) {
+  if (static_cast<int>(ms.size()) != expected || ms.empty()) return std::nullopt;
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+std::string range_text(const std::vector<double> &ms) {
+  if (ms.empty()) return "-";
+  const auto [lo, hi] = std::minmax_element(ms.begin(), ms.end());
+  return format_fixed(*lo, 3) + "-" + format_fixed(*hi, 3);
+}
+
 std::string deviation_text(const std::optional<double> &ms, const std::optional<double> &truth) {
   if (!ms || !truth) return "-";
   return format_fixed(100 * (*ms / *truth - 1), 1);
@@ -167,6 +189,9 @@ Args parse_args(int argc, char **argv) {
       for (const auto &c : bench::split_list(value)) args.cpus.push_back(std::stoi(c));
     } else if (flag == "--rungen-seconds") {
       args.rungen_seconds = std::stod(value);
+    } else if (flag == "--processes") {
+      args.processes = std::stoi(value);
+      if (args.processes < 1) throw std::invalid_argument("--processes must be at least 1");
     } else if (flag == "--keep") {
       args.keep = value;
     } else {
@@ -197,8 +222,8 @@ int main(int argc, char **argv) {
   options.use_result_cache = false;
   IsolatedMeasurer measurer(options);
 
-  TextTable table({"app", "schedule", "RunGen ms", "measurer ms", "vs RunGen %", "pooling ms",
-                   "pooling vs RunGen %"});
+  TextTable table({"app", "schedule", "RunGen ms", "RunGen range", "measurer ms",
+                   "measurer range", "vs RunGen %", "pooling ms", "pooling vs RunGen %"});
   bool all_agree = true;
   for (const std::string &name : args.apps) {
     const AppSpec spec = bench::app_spec(name);
@@ -212,35 +237,46 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < candidates.size(); ++k) {
       const Candidate &c = candidates[k];
       std::string error;
-      std::optional<double> truth, platform, pooling;
-      try {
-        const fs::path runner =
-            compile_runner(spec, c, work / bench::split_list(name, ':').back() / std::to_string(k));
-        truth = rungen_ms(runner, measurer.cpus(), args.rungen_seconds, error);
-      } catch (const std::exception &e) {
-        error = e.what();
-      }
-      for (AllocatorPolicy policy : {AllocatorPolicy::kPlatform, AllocatorPolicy::kPooling}) {
+      auto measure = [&](AllocatorPolicy policy) -> std::optional<double> {
         MeasureRequest request{spec, c.spec, "host", {}, ""};
         request.settings.allocator = policy;
         const MeasureResult r = measurer.measure(request);
-        if (r.ok()) {
-          (policy == AllocatorPolicy::kPlatform ? platform : pooling) = r.timing.min_ms;
-        } else {
-          error += std::string(error.empty() ? "" : "; ") + "measurer (" +
-                   allocator_policy_name(policy) + "): " + status_name(r.status) + ": " +
-                   r.error.substr(0, r.error.find('\n'));
-        }
+        if (r.ok()) return r.timing.min_ms;
+        error += std::string(error.empty() ? "" : "; ") + "measurer (" +
+                 allocator_policy_name(policy) + "): " + status_name(r.status) + ": " +
+                 r.error.substr(0, r.error.find('\n'));
+        return std::nullopt;
+      };
+      std::optional<fs::path> runner;
+      try {
+        runner =
+            compile_runner(spec, c, work / bench::split_list(name, ':').back() / std::to_string(k));
+      } catch (const std::exception &e) {
+        error = e.what();
       }
+      // The two sides in turn, so that a drift of the machine over the minutes a schedule
+      // takes reaches both.
+      std::vector<double> rungen_runs, measurer_runs;
+      for (int p = 0; p < args.processes; ++p) {
+        if (runner) {
+          if (auto ms = rungen_ms(*runner, measurer.cpus(), args.rungen_seconds, error))
+            rungen_runs.push_back(*ms);
+        }
+        if (auto ms = measure(AllocatorPolicy::kPlatform)) measurer_runs.push_back(*ms);
+      }
+      const std::optional<double> pooling = measure(AllocatorPolicy::kPooling);
+      const std::optional<double> truth = median_of(rungen_runs, args.processes);
+      const std::optional<double> platform = median_of(measurer_runs, args.processes);
       if (!error.empty()) std::cerr << name << " / " << c.label << ": " << error << "\n";
       const bool agrees =
           truth && platform && std::abs(*platform / *truth - 1) <= kAgreementTolerance;
       // A schedule neither side could time says nothing about agreement.
-      if ((truth || platform) && !agrees) all_agree = false;
-      std::cerr << name << " / " << c.label << ": RunGen " << ms_text(truth) << " ms, measurer "
-                << ms_text(platform) << " ms, pooling " << ms_text(pooling) << " ms\n";
-      table.add_row({name, c.label, ms_text(truth), ms_text(platform),
-                     deviation_text(platform, truth), ms_text(pooling),
+      if ((!rungen_runs.empty() || !measurer_runs.empty()) && !agrees) all_agree = false;
+      std::cerr << name << " / " << c.label << ": RunGen " << range_text(rungen_runs)
+                << " ms, measurer " << range_text(measurer_runs) << " ms, pooling "
+                << ms_text(pooling) << " ms\n";
+      table.add_row({name, c.label, ms_text(truth), range_text(rungen_runs), ms_text(platform),
+                     range_text(measurer_runs), deviation_text(platform, truth), ms_text(pooling),
                      deviation_text(pooling, truth)});
     }
   }
@@ -249,8 +285,9 @@ int main(int argc, char **argv) {
          "library), best of its benchmark (min time "
       << args.rungen_seconds << " s), glibc's malloc as it comes; measurer = the "
       << "IsolatedMeasurer's minimum (compiled ahead of time, run in a fresh process, platform "
-      << "allocator policy, the default); "
-      << "pooling = the same under the pooling policy. CPUs " << cpu_list(measurer.cpus())
+      << "allocator policy, the default). Each is the median over " << args.processes
+      << " processes, with their range beside it; "
+      << "pooling = one measurement under the pooling policy. CPUs " << cpu_list(measurer.cpus())
       << ", HL_NUM_THREADS " << measurer.cpus().size() << ". Agreement target: within "
       << 100 * kAgreementTolerance << "%.\n\n";
   table.print(std::cout);
