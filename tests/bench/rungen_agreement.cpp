@@ -121,7 +121,8 @@ fs::path compile_runner(const AppSpec &spec, const Candidate &candidate, const f
 }
 
 // RunGen's best time in ms, run as a user's benchmark would: the default allocator, the
-// measurer's CPUs and thread count, inputs at the estimates filled with random values.
+// measurer's CPUs and thread count, inputs at the estimates filled with random values. A
+// failure is added to `error`, which may already hold the other processes' failures.
 std::optional<double> rungen_ms(const fs::path &runner, const std::vector<int> &cpus,
                                 double seconds, std::string &error) {
   // No GLIBC_TUNABLES: the user's program runs with glibc's malloc as it comes.
@@ -135,7 +136,7 @@ std::optional<double> rungen_ms(const fs::path &runner, const std::vector<int> &
   const std::string key = "BEST_TIME_MSEC_PER_ITER";
   const auto at = out.find(key);
   if (!ok || at == std::string::npos) {
-    error = "RunGen failed: " + out.substr(0, 400);
+    error += std::string(error.empty() ? "" : "; ") + "RunGen failed: " + out.substr(0, 400);
     return std::nullopt;
   }
   return std::stod(out.substr(at + key.size()));
