@@ -109,6 +109,17 @@ void add_clamp_bound(const char *side, const Expr &b, uint64_t &clamp) {
   clamp = join_clamps(clamp, std::hash<std::string>{}(text.str()));
 }
 
+// How many values `index` can take when bounds analysis finds constant bounds for it
+// (Access::reach), else 0.
+double constant_reach(const Expr &index) {
+  const HI::Interval range = HI::bounds_of_expr_in_scope(index, HI::Scope<HI::Interval>());
+  if (!range.is_bounded()) return 0;
+  const Expr min = HI::simplify(range.min), max = HI::simplify(range.max);
+  const int64_t *lo = HI::as_const_int(min), *hi = HI::as_const_int(max);  // point into them
+  if (!lo || !hi || *hi < *lo) return 0;
+  return static_cast<double>(*hi - *lo + 1);
+}
+
 // Adds scale * (coefficients of e) to `coeffs` and its literal constant part to `offset`;
 // false when e is not affine in `vars`.
 // Clamps (min/max against a loop-invariant bound) count as their argument: boundary
@@ -297,6 +308,7 @@ class Counter : public HI::IRVisitor {
       const bool ok = add_affine(index, vars_, 1.0, row, offset, clamp);
       if (!ok) std::fill(row.begin(), row.end(), 0.0);
       a.clamps.push_back(ok ? clamp : 0);
+      a.reach.push_back(ok ? 0.0 : constant_reach(index));
       a.offsets.push_back(ok ? offset : 0.0);
       a.coefficients.push_back(std::move(row));
       a.affine.push_back(ok);

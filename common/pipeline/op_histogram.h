@@ -107,6 +107,11 @@ struct Access {
   // loads share it (common-subexpression elimination lifts it into a let) every vector
   // of them gathers. Equal hashes and equal affine parts are the same clamp.
   std::vector<uint64_t> clamps;
+  // reach[d]: for a gathered index d, how many values it can take when its own arithmetic
+  // bounds it by constants (clamp(cast<int>(index(x, y)), 0, 15): 16; a uint8 lookup: 256),
+  // else 0. A gather through such an index reads no more of its producer than that, however
+  // many points read it: palette_quantize's recolored image reads a 48-float palette.
+  std::vector<double> reach;
   AccessPattern pattern = AccessPattern::kPointwise;
 };
 

@@ -138,7 +138,8 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, double freed_together
       std::max(cycles, cache_cycles) / m.clock_hz / speedup);
   const double dram_share = speedup > 1 ? 1.0 : o.single_core_dram_share;
   add(AnalyticTerm::kMemoryTraffic,
-      s[F::traffic_beyond_l3] / (m.dram_bytes_per_second * dram_share));
+      s[F::traffic_beyond_l3] / (m.dram_bytes_per_second * dram_share) +
+          s[F::memory_streams] * o.memory_stream_seconds / speedup);
 
   // Overheads.
   add(AnalyticTerm::kParallelOverhead,

@@ -55,6 +55,12 @@ struct AnalyticModelOptions {
   double cycles_per_production = 20;      // bounds and loop setup of a Func produced in a loop
   // One core alone draws this share of the DRAM bandwidth all cores draw together.
   double single_core_dram_share = 0.6;
+  // What each stream from or to memory costs a core beyond its bytes (featurizer.h's
+  // memory_streams: the prefetchers start over, the first lines wait for memory).
+  // palette_quantize's recolored image in tiles 128 wide runs 2.60 ms, in tiles of whole
+  // rows 1.46 ms (the Halide profiler's time of that stage, `target=...-profile`, the rest
+  // of the schedule the same): 57,240 more streams for 1.14 ms on 2 cores.
+  double memory_stream_seconds = 40e-9;
   double parallel_launch_seconds = 3e-6;  // start and join of a parallel loop
   double parallel_task_seconds = 0.2e-6;  // per task
   double allocation_seconds = 0.1e-6;     // malloc and free

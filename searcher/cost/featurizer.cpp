@@ -37,21 +37,72 @@ struct ReadGroup {
   int bytes = 0;      // of the group's first read
   double reads = 0;   // call sites in the group
   std::vector<double> min_offset, max_offset;
-  std::vector<double> whole;  // per dimension: the extent a gathered index may reach (0: unknown)
+  // Per dimension: the extent a gathered index may reach (0: unknown): the producer's
+  // region, or fewer where the index's own arithmetic bounds it (Access::reach).
+  std::vector<double> whole;
   // Bit d: index d's hand-written clamp (Access::clamps) is shared with other loads, so
   // vectors along it gather.
   uint64_t shared_clamps = 0;
 };
 
-// Bytes and cache lines of a set of reads over a box of the stage's loop variables.
+// A stream of memory accesses is prefetched at most this far on: the hardware prefetchers
+// follow a stream within one 4 KiB page, and start over at every page and every jump.
+constexpr double kStreamBytes = 4096;
+
+// Bytes and cache lines of a set of reads over a box of the stage's loop variables, and
+// the streams they make: contiguous runs of at most kStreamBytes.
 struct Traffic {
-  double bytes = 0, lines = 0;
+  double bytes = 0, lines = 0, streams = 0;
+  double row_bytes = 0;  // of one row of the innermost dimension
 };
+
+// Streams of `rows` rows of `row_bytes` contiguous bytes each.
+double streams_of(double rows, double row_bytes) {
+  return rows * std::ceil(row_bytes / kStreamBytes);
+}
 
 double box_points(const Region &box) {
   double n = 1;
   for (const Span &s : box) n *= static_cast<double>(s.extent());
   return n;
+}
+
+// The traffic of one group's reads over `box`, of `loop_points` points.
+Traffic group_traffic(const ReadGroup &g, const Region &box, double loop_points, int line_bytes) {
+  const Access &a = g.shape;
+  double points = 1, e0 = 1;
+  bool gathered0 = false;
+  for (size_t d = 0; d < a.coefficients.size(); ++d) {
+    double extent;
+    if (a.affine[d]) {
+      extent = 1 + (g.max_offset[d] - g.min_offset[d]);
+      for (size_t v = 0; v < box.size(); ++v) {
+        extent += std::abs(a.coefficients[d][v]) * static_cast<double>(box[v].extent() - 1);
+      }
+    } else {
+      // At most one index per point of the box's variables the index reads.
+      double reach = 1;
+      for (size_t v = 0; v < box.size() && v < 64; ++v) {
+        if (a.index_vars[d] >> v & 1) reach *= static_cast<double>(box[v].extent());
+      }
+      extent = g.whole[d] > 0 ? std::min(g.whole[d], reach) : reach;
+      if (d == 0) gathered0 = true;
+    }
+    extent = std::max(extent, 1.0);
+    points *= extent;
+    if (d == 0) e0 = extent;
+  }
+  // Each call site reads one element per point of the box, however its gathered indices
+  // spread: a bound where each gathered index reads many of the box's variables.
+  points = std::min(points, std::max(loop_points * g.reads, e0));
+  Traffic t;
+  t.bytes = points * g.bytes;
+  // Rows of the innermost dimension, each a whole number of lines; gathered elements
+  // each take a line of their own, and follow no stream.
+  t.lines = gathered0 ? points : (points / e0) * std::ceil(e0 * g.bytes / line_bytes);
+  t.streams = gathered0 ? 0 : streams_of(points / e0, e0 * g.bytes);
+  t.row_bytes = e0 * g.bytes;
+  return t;
 }
 
 // Calls add(group index, Traffic of that group) for every group's reads over `box`.
@@ -60,39 +111,7 @@ void traffic_by_group(const std::vector<ReadGroup> &groups, const Region &box, i
                       const Fn &add) {
   const double loop_points = box_points(box);
   for (size_t i = 0; i < groups.size(); ++i) {
-    const ReadGroup &g = groups[i];
-    const Access &a = g.shape;
-    double points = 1, e0 = 1;
-    bool gathered0 = false;
-    for (size_t d = 0; d < a.coefficients.size(); ++d) {
-      double extent;
-      if (a.affine[d]) {
-        extent = 1 + (g.max_offset[d] - g.min_offset[d]);
-        for (size_t v = 0; v < box.size(); ++v) {
-          extent += std::abs(a.coefficients[d][v]) * static_cast<double>(box[v].extent() - 1);
-        }
-      } else {
-        // At most one index per point of the box's variables the index reads.
-        double reach = 1;
-        for (size_t v = 0; v < box.size() && v < 64; ++v) {
-          if (a.index_vars[d] >> v & 1) reach *= static_cast<double>(box[v].extent());
-        }
-        extent = g.whole[d] > 0 ? std::min(g.whole[d], reach) : reach;
-        if (d == 0) gathered0 = true;
-      }
-      extent = std::max(extent, 1.0);
-      points *= extent;
-      if (d == 0) e0 = extent;
-    }
-    // Each call site reads one element per point of the box, however its gathered indices
-    // spread: a bound where each gathered index reads many of the box's variables.
-    points = std::min(points, std::max(loop_points * g.reads, e0));
-    Traffic t;
-    t.bytes = points * g.bytes;
-    // Rows of the innermost dimension, each a whole number of lines; gathered elements
-    // each take a line of their own.
-    t.lines = gathered0 ? points : (points / e0) * std::ceil(e0 * g.bytes / line_bytes);
-    add(i, t);
+    add(i, group_traffic(groups[i], box, loop_points, line_bytes));
   }
 }
 
@@ -279,6 +298,23 @@ void add_group(std::vector<ReadGroup> &groups, ReadGroup &&group) {
   groups.push_back(std::move(group));
 }
 
+// How many values index d of `inner` (affine in p's variables) takes where `call` gathers
+// every variable it moves with, each over its Access::reach: 0 when some such variable is
+// called with an affine index or an unbounded gather (its extent is then the box's).
+double composed_reach(const ReadGroup &inner, size_t d, const Access &call,
+                      const StageNode &p_stage) {
+  if (!inner.shape.affine[d]) return 0;
+  double extent = 1 + (inner.max_offset[d] - inner.min_offset[d]);
+  for (size_t j = 0; j < inner.shape.coefficients[d].size(); ++j) {
+    const double c = inner.shape.coefficients[d][j];
+    if (c == 0) continue;
+    const size_t dim = static_cast<size_t>(p_stage.pure_dims[j]);
+    if (call.affine[dim] || dim >= call.reach.size() || call.reach[dim] <= 0) return 0;
+    extent += std::abs(c) * (call.reach[dim] - 1);
+  }
+  return extent;
+}
+
 // `inner` (reads inside inlined Func p, over p's loop variables) seen through `call` (the
 // consumer's call of p, over the consumer's loop variables): index coefficients compose,
 // and every offset of the group moves by what the call's offsets contribute. A clamp in
@@ -331,6 +367,8 @@ ReadGroup compose(const ReadGroup &inner, const Access &call, const StageNode &p
     }
     if (!affine) {
       std::fill(row.begin(), row.end(), 0.0);
+      const double reach = composed_reach(inner, d, call, p_stage);
+      if (reach > 0) out.whole[d] = out.whole[d] > 0 ? std::min(out.whole[d], reach) : reach;
       continue;
     }
     out.shape.affine[d] = true;
@@ -352,7 +390,10 @@ ReadGroup direct_group(const PipelineGraph &g, const Access &a, int producer) {
   out.max_offset = a.offsets;
   const Region &root = producer >= 0 ? g.funcs[producer].root_region : Region{};
   for (size_t d = 0; d < a.coefficients.size(); ++d) {
-    out.whole.push_back(d < root.size() ? static_cast<double>(root[d].extent()) : 0.0);
+    double whole = d < root.size() ? static_cast<double>(root[d].extent()) : 0.0;
+    const double reach = d < a.reach.size() ? a.reach[d] : 0.0;
+    if (reach > 0) whole = whole > 0 ? std::min(whole, reach) : reach;
+    out.whole.push_back(whole);
   }
   return out;
 }
@@ -478,13 +519,22 @@ BlockMemory block_memory(const std::vector<Loop> &loops, int serial, const Stage
   };
   BlockMemory out;
   const ReadGroup *own = nullptr;
+  // Loads whose index does not move with the serial loop, a register each: LLVM hoists
+  // them out of it when they fit (palette_quantize's argmin keeps its pixel's three
+  // channels in registers across the palette loop: a per-point count predicted its own
+  // schedule's loop at twice the loads its assembly has).
+  double invariant_loads = 0;
   for (const ReadGroup &g : groups) {
     if (gathers_along_vectors(g, vector_var)) continue;
     if (stage.index > 0 && g.producer == f && g.shape.is_self) {
       own = &g;
       continue;
     }
-    out.loads += g.reads * count(&g, false);
+    bool moves = serial < 0;
+    if (!moves) {
+      for (int v : loops[serial].vars) moves = moves || reads_variable(g, v);
+    }
+    (moves ? out.loads : invariant_loads) += g.reads * count(&g, false);
   }
   out.stores = count(nullptr, true);
   out.accumulators = out.stores;
@@ -508,6 +558,9 @@ BlockMemory block_memory(const std::vector<Loop> &loops, int serial, const Stage
   const double per_pass = out.in_registers ? 1.0 / static_cast<double>(loops[serial].extent) : 1.0;
   out.loads += own_loads * per_pass;
   out.stores *= per_pass;
+  const double held = out.in_registers ? out.accumulators : 0;
+  const bool hoisted = serial >= 0 && held + invariant_loads + 2 <= registers;
+  out.loads += invariant_loads * (hoisted ? 1.0 / static_cast<double>(loops[serial].extent) : 1.0);
   return out;
 }
 
@@ -544,6 +597,51 @@ double written_bytes(const StageNode &stage, const Region &box, int bytes) {
   double n = bytes;
   for (int v = 0; v < stage.num_pure; ++v) n *= static_cast<double>(box[v].extent());
   return n;
+}
+
+// Per read group, then the stage's own writes: the streams (Traffic::streams) one byte of
+// their traffic makes. A row of the data's innermost dimension is one stream for as long as
+// the serial loops walk along it, so a stream ends where the innermost serial loop that
+// does not move that dimension's index takes its next step; the loops of the innermost
+// block run together and continue their streams in the next block. `serial` is the
+// innermost loop outside that block (-1: none). Where a stream's box spans the rows whole
+// (as wide as the production reads or writes them), the rows follow each other in memory
+// and the stream goes on into the next: a page is a stream.
+std::vector<double> streams_per_byte(const std::vector<ReadGroup> &groups,
+                                     const std::vector<Loop> &loops, int serial,
+                                     const StageTiling &tiling, const StageNode &stage,
+                                     const Region &whole, int bytes, int line_bytes) {
+  // The box one stream is walked over: one iteration of the innermost serial loop that does
+  // not move the row (`moves`), or the whole production when every one does.
+  auto run_box = [&](const auto &moves) {
+    int l = std::min(serial, static_cast<int>(loops.size()) - 1);
+    while (l >= 0 && moves(loops[l])) --l;
+    return l < 0 ? whole : iteration_region(loops, l, tiling, stage, whole);
+  };
+  std::vector<double> out(groups.size() + 1, 0.0);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const Access &a = groups[i].shape;
+    if (a.coefficients.empty() || !a.affine[0]) continue;  // a gather follows no stream
+    const Region box = run_box([&](const Loop &l) {
+      for (int v : l.vars) {
+        if (v < static_cast<int>(a.coefficients[0].size()) && a.coefficients[0][v] != 0)
+          return true;
+      }
+      return false;
+    });
+    const Traffic t = group_traffic(groups[i], box, box_points(box), line_bytes);
+    const Traffic all = group_traffic(groups[i], whole, box_points(whole), line_bytes);
+    if (t.bytes > 0) out[i] = t.row_bytes >= all.row_bytes ? 1 / kStreamBytes : t.streams / t.bytes;
+  }
+  if (stage.num_pure > 0) {
+    const Region box = run_box([](const Loop &l) {
+      return std::find(l.vars.begin(), l.vars.end(), 0) != l.vars.end();
+    });
+    const double row_bytes = static_cast<double>(box[0].extent()) * bytes;
+    out.back() = box[0].extent() >= whole[0].extent() ? 1 / kStreamBytes
+                                                      : streams_of(1, row_bytes) / row_bytes;
+  }
+  return out;
 }
 
 // Bytes of one allocation of Func p.
@@ -829,31 +927,40 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
                                          static_cast<double>(m.l2_bytes),
                                          static_cast<double>(m.l3_bytes)};
     auto resident_in = [](int level, int cache) { return level > 0 && level <= cache + 1; };
+    // Per read group, then the stage's own writes: the memory streams one byte makes.
+    const std::vector<double> stream_share =
+        streams_per_byte(groups, loops, L, tiling, stage, whole, bytes, m.cache_line_bytes);
     // The bytes of one iteration of the stage's loops over `box`: all of them, and those
-    // not resident in each cache; returns the reads' traffic.
-    auto iteration_bytes = [&](const Region &box, double &all, double (&moved)[kCacheLevels]) {
+    // not resident in each cache, and the streams of those not resident in L3 (from and to
+    // memory); returns the reads' traffic.
+    constexpr int kL3 = kCacheLevels - 1;
+    auto iteration_bytes = [&](const Region &box, double &all, double (&moved)[kCacheLevels],
+                               double &memory_streams) {
       Traffic reads;
       const double written = written_bytes(stage, box, bytes);
       all = written;
       for (int c = 0; c < kCacheLevels; ++c) moved[c] = resident_in(own, c) ? 0 : written;
+      memory_streams = resident_in(own, kL3) ? 0 : written * stream_share.back();
       traffic_by_group(groups, box, m.cache_line_bytes, [&](size_t i, const Traffic &t) {
         reads.bytes += t.bytes;
         reads.lines += t.lines;
         all += t.bytes;
         for (int c = 0; c < kCacheLevels; ++c) moved[c] += resident_in(group_level[i], c) ? 0 : t.bytes;
+        if (!resident_in(group_level[i], kL3)) memory_streams += t.bytes * stream_share[i];
       });
       return reads;
     };
     const int levels = L + 2;
     std::vector<double> ws(levels), iterations(levels);
     std::vector<std::array<double, kCacheLevels>> moved(levels);
+    std::vector<double> streams(levels);
     std::vector<Traffic> reads(levels);
     double n = 1;
     for (int l = -1; l <= L; ++l) {
       if (l >= 0) n *= static_cast<double>(loops[l].extent);
       const Region box = l < 0 ? whole : iteration_region(loops, l, tiling, stage, whole);
       double m_l[kCacheLevels];
-      reads[l + 1] = iteration_bytes(box, ws[l + 1], m_l);
+      reads[l + 1] = iteration_bytes(box, ws[l + 1], m_l, streams[l + 1]);
       std::copy(m_l, m_l + kCacheLevels, moved[l + 1].begin());
       iterations[l + 1] = n;
     }
@@ -862,18 +969,26 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     // A production that fits entirely reads what neighbouring productions or its
     // producers just touched, so over the run it moves no more than its compulsory
     // traffic: what is not resident of the stage's data over the whole root region.
-    double compulsory_all = 0, compulsory[kCacheLevels];
-    iteration_bytes(stage.loop_region(node.root_region), compulsory_all, compulsory);
-    // A sliding window moves only the share it computes.
-    auto beyond = [&](int c) {
+    double compulsory_all = 0, compulsory[kCacheLevels], compulsory_streams = 0;
+    iteration_bytes(stage.loop_region(node.root_region), compulsory_all, compulsory,
+                    compulsory_streams);
+    // A sliding window moves only the share it computes. `per_iteration(i)` is level i's
+    // (moved[i][c] for bytes, streams[i] for memory streams); `compulsory_c` the same of
+    // the whole root region.
+    auto beyond_as = [&](int c, double compulsory_c, const auto &per_iteration) {
       const double usable = caches[c] * kUsableCacheFraction;
       if (ws[0] <= usable)
-        return std::min(R * slide * moved[0][c], std::max(compulsory[c], moved[0][c]));
+        return std::min(R * slide * per_iteration(0), std::max(compulsory_c, per_iteration(0)));
       for (int i = 1; i < levels; ++i) {
-        if (ws[i] <= usable) return iterations[i] * moved[i][c] * R * slide;
+        if (ws[i] <= usable) return iterations[i] * per_iteration(i) * R * slide;
       }
-      return iterations[levels - 1] * moved[levels - 1][c] * R * slide;
+      return iterations[levels - 1] * per_iteration(levels - 1) * R * slide;
     };
+    auto beyond = [&](int c) {
+      return beyond_as(c, compulsory[c], [&](int i) { return moved[i][c]; });
+    };
+    const double memory_streams =
+        beyond_as(kL3, compulsory_streams, [&](int i) { return streams[i]; });
     const double block_vectors = vw > 1 ? unroll * vectors_per_vw : unroll;
     const int serial = L >= 0 && !in_block(loops[L]) ? L : -1;
     const BlockMemory memory =
@@ -931,6 +1046,7 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     set(ScheduledFeature::traffic_beyond_l1, beyond(0));
     set(ScheduledFeature::traffic_beyond_l2, beyond(1));
     set(ScheduledFeature::traffic_beyond_l3, beyond(2));
+    set(ScheduledFeature::memory_streams, memory_streams);
     if (s == 0 && !node.is_output) {  // the caller provides the outputs' buffers
       set(ScheduledFeature::alloc_bytes, alloc);
       set(ScheduledFeature::alloc_bytes_total, alloc * A);

@@ -140,6 +140,8 @@ namespace protuner {
   X(traffic_beyond_l1, "bytes over the run that must come from beyond L1 (reuse model)", "bytes") \
   X(traffic_beyond_l2, "bytes over the run that must come from beyond L2", "bytes")          \
   X(traffic_beyond_l3, "bytes over the run that must come from memory", "bytes")             \
+  X(memory_streams, "contiguous runs of at most a page in traffic_beyond_l3: where "           \
+    "the prefetchers start over", "runs")                                                     \
   X(alloc_bytes, "bytes of one allocation (stage 0, not outputs: the caller's)", "bytes")    \
   X(alloc_bytes_total, "alloc_bytes x realizations (stage 0 only)", "bytes")                 \
   X(store_at_root, "1 when stored at root", "flag")                                           \

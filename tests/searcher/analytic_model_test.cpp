@@ -171,6 +171,28 @@ TEST(AnalyticModel, ChargesGatheredLanesOnlyInVectorCode) {
   EXPECT_GT(compute(vectorized, dear), 10 * compute(vectorized, AnalyticModelOptions{}));
 }
 
+// A tile 128 wide streams each row of its input and output in runs of 512 bytes; tiles of
+// whole rows stream a page at a time. The bytes are the same; each stream costs
+// memory_stream_seconds more.
+TEST(AnalyticModel, ChargesEachStreamFromAndToMemory) {
+  auto graph = graph_of(testing::scale_pipeline(1024));
+  const ScheduleState whole_rows = output_at_root(graph, 16, 1024),
+                      narrow = output_at_root(graph, 16, 128);
+  const MachineModel machine;
+  const Featurizer fz(graph, machine);
+  const AnalyticModelOptions options;
+  auto memory = [&](const ScheduleState &s) {
+    return analytic_terms(fz.featurize(s), machine,
+                          options)[static_cast<int>(AnalyticTerm::kMemoryTraffic)];
+  };
+  const double bytes = 2 * 1024 * 1024 * 4.0;  // serial: one core, no speedup
+  EXPECT_NEAR(memory(narrow) - memory(whole_rows),
+              (bytes / 512 - bytes / 4096) * options.memory_stream_seconds, 1e-9);
+  AnalyticModel model(graph, machine, options);
+  const std::vector<double> t = model.predict({&whole_rows, &narrow});
+  EXPECT_LT(t[0], t[1]);
+}
+
 TEST(AnalyticModel, PredictsTheSameForABatchAsOneAtATime) {
   auto g = graph_of(testing::blur_chain_pipeline(256, 256));
   const ScheduleState a = all_root(g, false), b = all_root(g, true);

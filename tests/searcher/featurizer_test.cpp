@@ -403,11 +403,67 @@ TEST(Featurizer, CountsTheLoadsAndStoresOfARegisterBlock) {
   EXPECT_EQ(across_rows[F::block_waits_for_previous], 1);
 
   // The loop around the block walks tiles of rows: every block loads and stores its sums.
+  // The rows' 4 values do not move along that loop (over x): loaded once per its 2 steps.
   const StageFeatures in_memory = blocked_update(4, true);
   EXPECT_EQ(in_memory[F::accumulators_in_registers], 0);
-  EXPECT_EQ(in_memory[F::block_loads], 4 + 2 + 8);
+  EXPECT_EQ(in_memory[F::block_loads], 4.0 / 2 + 2 + 8);
   EXPECT_EQ(in_memory[F::block_stores], 8);
   EXPECT_EQ(in_memory[F::block_waits_for_previous], 0);  // the next block sums other rows
+}
+
+// f(x, y) = in(x, y) * 2 over 1024 x 1024 floats at root, in tiles `width` wide and 64
+// rows high: 8 MB through memory, more than the usable L3, whatever the tiles.
+PipelineFeatures scaled_in_tiles(int64_t width) {
+  const auto graph = testing::graph_of(testing::scale_pipeline(1024));
+  ScheduleState s(graph);
+  FuncDecision d = testing::root_decision(s, false);
+  d.stages[0].tile = {width, 64};
+  d.stages[0].inner = {16, 1};
+  s.decide(d);
+  s.decide(testing::inline_decision());  // in_im
+  return Featurizer(graph).featurize(s);
+}
+
+TEST(Featurizer, CountsTheStreamsOfTrafficFromAndToMemory) {
+  const double bytes = 2 * 1024 * 1024 * 4.0;  // the input read, the output written
+  // Tiles of whole rows walk each buffer from start to end: a stream per page.
+  const StageFeatures whole_rows = scaled_in_tiles(1024).stages[0];
+  EXPECT_EQ(whole_rows[F::traffic_beyond_l3], bytes);
+  EXPECT_EQ(whole_rows[F::memory_streams], bytes / 4096);
+  // Tiles 128 wide jump to the next row after 512 bytes of each buffer.
+  const StageFeatures narrow = scaled_in_tiles(128).stages[0];
+  EXPECT_EQ(narrow[F::traffic_beyond_l3], bytes);
+  EXPECT_EQ(narrow[F::memory_streams], bytes / 512);
+}
+
+// h(x) = 0; h(x) += (in(x) - w(k))^2 over a 16-point k: the block is one vector of x with
+// the k loop around it.
+StageFeatures nearest_update(int64_t lanes = 16) {
+  using namespace Halide;
+  ImageParam in(Float(32), 1, "in"), w(Float(32), 1, "w");
+  Var x("x");
+  RDom k(0, 16, "k");
+  Func h("h");
+  h(x) = 0.0f;
+  h(x) += (in(x) - w(k)) * (in(x) - w(k));
+  in.set_estimates({{0, 1024}});
+  w.set_estimates({{0, 16}});
+  h.set_estimates({{0, 1024}});
+  const auto graph = testing::graph_of(Pipeline(h));
+  ScheduleState s(graph);
+  FuncDecision d = testing::root_decision(s, false);
+  for (StageTiling &t : d.stages) t.tile = t.inner = {lanes};
+  s.decide(d);
+  while (s.num_decided() < static_cast<int>(graph->funcs.size()))
+    s.decide(testing::inline_decision());
+  return Featurizer(graph).featurize(s).stages[1];
+}
+
+TEST(Featurizer, LoadsThatDoNotMoveWithTheSerialLoopAreHoistedOutOfIt) {
+  const StageFeatures f = nearest_update();
+  EXPECT_EQ(f[F::accumulators_in_registers], 1);
+  // Per k: w(k), broadcast; in(x) and the accumulator once per pass of the 16 k.
+  EXPECT_FLOAT_EQ(f[F::block_loads], 1 + 1.0f / 16 + 1.0f / 16);
 }
 
 // The same block of 4 rows in prod, computed per tile of 8 rows of c = prod, c's tile

@@ -222,5 +222,33 @@ TEST(OpHistogram, CountsDataDependentUpdateIndices) {
   EXPECT_EQ(access_to(h, "hist").pattern, AccessPattern::kGather);
 }
 
+// A gathered index bounded by its own arithmetic reaches only that many elements: a clamp
+// to a 16-entry palette, a uint8 lookup 256; an index computed in float reaches any.
+TEST(OpHistogram, BoundsTheReachOfAGatheredIndexByItsOwnArithmetic) {
+  ImageParam idx(UInt(8), 2, "idx"), pal(Float(32), 2, "pal"), lut(Float(32), 1, "lut");
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), c("c");
+  Func f("f"), g("g"), h("h");
+  f(x, y, c) = pal(c, clamp(cast<int>(idx(x, y)), 0, 15));
+  g(x, y) = lut(idx(x, y));
+  h(x, y) = lut(cast<int>(in(x, y) * 100.0f));
+  idx.set_estimates({{0, 64}, {0, 64}});
+  pal.set_estimates({{0, 3}, {0, 16}});
+  lut.set_estimates({{0, 256}});
+  in.set_estimates({{0, 64}, {0, 64}});
+  f.set_estimates({{0, 64}, {0, 64}, {0, 3}});
+  g.set_estimates({{0, 64}, {0, 64}});
+  h.set_estimates({{0, 64}, {0, 64}});
+  Pipeline p({f, g, h});
+  const PipelineGraph graph = analyze_pipeline(p);
+  const Access &palette = access_to(stage_of(graph, "f").ops, "pal_im");
+  ASSERT_EQ(palette.reach.size(), 2u);
+  EXPECT_EQ(palette.reach[0], 0);  // affine: its extent follows the loops
+  EXPECT_FALSE(palette.affine[1]);
+  EXPECT_EQ(palette.reach[1], 16);
+  EXPECT_EQ(access_to(stage_of(graph, "g").ops, "lut_im").reach[0], 256);
+  EXPECT_EQ(access_to(stage_of(graph, "h").ops, "lut_im").reach[0], 0);
+}
+
 }  // namespace
 }  // namespace protuner

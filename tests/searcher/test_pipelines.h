@@ -98,6 +98,18 @@ inline Halide::Pipeline conv_stack_pipeline(int channels = 32, int width = 28, i
   return Pipeline(relu2);
 }
 
+// f(x, y) = in(x, y) * 2 over n x n floats: one pass through memory, nothing reused.
+inline Halide::Pipeline scale_pipeline(int n = 1024) {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func f("f");
+  f(x, y) = in(x, y) * 2.0f;
+  in.set_estimates({{0, n}, {0, n}});
+  f.set_estimates({{0, n}, {0, n}});
+  return Pipeline(f);
+}
+
 inline Halide::Pipeline matmul_pipeline(int n = 64) {
   using namespace Halide;
   ImageParam a(Float(32), 2, "a"), b(Float(32), 2, "b");
