@@ -406,6 +406,13 @@ BeamSearchOptions lookahead_beam_options() {
   return o;
 }
 
+BeamSearchOptions greedy_options() {
+  BeamSearchOptions o;
+  o.beam_size = 1;
+  o.passes = 1;
+  return o;
+}
+
 BeamSearch::BeamSearch(BeamSearchOptions options, std::string name)
     : options_(options), name_(std::move(name)) {
   const BeamSearchOptions &o = options_;

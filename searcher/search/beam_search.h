@@ -104,6 +104,9 @@ struct BeamSearchStats {
 
 // The look-ahead beam ("beam_lookahead"): the default beam, with kDefaultLookaheadSamples.
 BeamSearchOptions lookahead_beam_options();
+// Greedy ("greedy"): a beam of one, one pass; each step takes the child the model predicts
+// cheapest.
+BeamSearchOptions greedy_options();
 
 class BeamSearch : public Search {
  public:

@@ -11,6 +11,7 @@
 
 #include "common/errors.h"
 #include "common/schedule/schedule_json.h"
+#include "searcher/search/beam_search.h"
 #include "searcher/search/incumbent_variants.h"
 #include "searcher/search/mcts_tree.h"
 #include "searcher/space/search_space.h"
@@ -108,6 +109,7 @@ class Ensemble {
         }
       }
     }
+    if (options.know_greedy_descent) add_greedy_descent();
   }
 
   SearchResult run() {
@@ -139,6 +141,23 @@ class Ensemble {
 
  private:
   bool out_of_time() const { return budget_.expired(); }
+
+  // See MctsOptions::know_greedy_descent.
+  void add_greedy_descent() {
+    SearchContext greedy_ctx;
+    greedy_ctx.graph = ctx_.graph;
+    greedy_ctx.space = ctx_.space;
+    greedy_ctx.cost_model = ctx_.cost_model;
+    greedy_ctx.seed = ctx_.seed;
+    greedy_ctx.threads = ctx_.threads;
+    SearchBudget one_pass;
+    one_pass.iterations = 1;
+    const SearchResult greedy = BeamSearch(greedy_options(), "greedy").run(greedy_ctx, one_pass);
+    greedy_evaluations_ = greedy.evaluations;
+    auto known = std::make_shared<const ScheduleState>(greedy.best);
+    note_cost(known, greedy.best_cost);
+    for (MctsTree &t : trees_) t.add_known(known, greedy.best_cost);
+  }
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   // How long this decision may search: the configured time per Func decision over its
@@ -425,7 +444,7 @@ class Ensemble {
   }
 
   int64_t evaluations() const {
-    int64_t n = 0;
+    int64_t n = greedy_evaluations_;
     for (const MctsTree &t : trees_) n += t.stats().evaluations;
     return n;
   }
@@ -481,6 +500,7 @@ class Ensemble {
   std::optional<double> best_measured_seconds_;
   std::vector<Step> incumbent_steps_;  // best_measured_'s steps from the empty schedule
   bool measured_cheapest_ = false;     // see measure_cheapest_once
+  int64_t greedy_evaluations_ = 0;     // scored by the greedy descent (add_greedy_descent)
   double measure_seconds_ = 0;
   bool func_completed_unmeasured_ = false;  // see should_measure
   std::vector<TracePoint> trace_;

@@ -131,6 +131,9 @@ class Search {
   // Whether run() needs ctx.measurer (mcts_cost+real_*). Random search measures its best
   // schedules when handed one, but does not ask for one.
   virtual bool needs_measurer() const { return false; }
+  // Whether run() searches from ctx.start_points (MCTS), so that another run from the best
+  // so far, with another seed, may find something better; the others ignore them.
+  virtual bool uses_start_points() const { return false; }
 };
 
 }  // namespace protuner

@@ -22,12 +22,7 @@ std::unique_ptr<Search> make_search(const std::string &name) {
   if (mcts_options_for(name, mcts)) return std::make_unique<MctsSearch>(mcts, name);
   if (name == "beam") return std::make_unique<BeamSearch>(BeamSearchOptions{}, name);
   if (name == "beam_lookahead") return std::make_unique<BeamSearch>(lookahead_beam_options(), name);
-  if (name == "greedy") {
-    BeamSearchOptions greedy;  // beam search with a beam of one, one pass
-    greedy.beam_size = 1;
-    greedy.passes = 1;
-    return std::make_unique<BeamSearch>(greedy, name);
-  }
+  if (name == "greedy") return std::make_unique<BeamSearch>(greedy_options(), name);
   if (name == "random") return std::make_unique<RandomSearch>(RandomSearchOptions{}, name);
   std::string valid;
   for (const std::string &n : search_names()) valid += (valid.empty() ? "" : ", ") + n;

@@ -108,6 +108,14 @@ void measure_model_seeds(const SearchContext &ctx, const SeedMeasurementSettings
   if (!found.empty()) spdlog::info("{}: model seeds searched in {:.1f} s", label, search_seconds);
 }
 
+// The context the seeds are searched in: by the model alone.
+SearchContext model_only(const SearchContext &ctx) {
+  SearchContext model_ctx = ctx;
+  model_ctx.measurer = nullptr;
+  model_ctx.start_points.clear();
+  return model_ctx;
+}
+
 }  // namespace
 
 std::optional<MeasuredSeed> measure_seeds(const SearchContext &ctx, const MachineModel &machine,
@@ -117,14 +125,39 @@ std::optional<MeasuredSeed> measure_seeds(const SearchContext &ctx, const Machin
                                           Clock::time_point start, Clock::time_point deadline,
                                           const std::string &label,
                                           const SeedObserver &on_measured) {
-  SearchContext model_ctx = ctx;  // the seeds are searched by the model alone
-  model_ctx.measurer = nullptr;
-  model_ctx.start_points.clear();
+  const SearchContext model_ctx = model_only(ctx);
   FastestSeed fastest(measurer, on_measured);
   measure_structural_seeds(model_ctx, machine, measurer, baseline_compile_seconds, settings,
                            start, deadline, fastest);
   measure_model_seeds(model_ctx, settings, deadline, label, fastest);
   return fastest.best();
+}
+
+PredictedSeed cheapest_predicted_seed(const SearchContext &ctx, const MachineModel &machine,
+                                      const SeedMeasurementSettings &settings,
+                                      Clock::time_point deadline, const std::string &label) {
+  const SearchContext model_ctx = model_only(ctx);
+  AnalyticModel analytic(ctx.graph, machine);
+  std::vector<PredictedSeed> seeds;
+  for (SeedSchedule &s :
+       seeds_to_measure(ctx.graph, ctx.space->options(), analytic, settings.seeds_measured)) {
+    seeds.push_back({seeds.empty() ? "fallback" : "structural", std::move(s.state), 0});
+  }
+  for (ModelSeed &s :
+       model_seeds(model_ctx, deadline, settings.repeatable ? 1.0 : settings.model_seed_share)) {
+    seeds.push_back({s.search, std::move(s.result.best), 0});
+  }
+  std::vector<const ScheduleState *> batch;
+  for (const PredictedSeed &s : seeds) batch.push_back(&s.state);
+  const std::vector<double> predicted = ctx.cost_model()->predict(batch);
+  for (size_t i = 0; i < seeds.size(); ++i) seeds[i].predicted_seconds = predicted[i];
+  // seeds_to_measure always gives the fallback, so there is one.
+  const auto cheapest = std::min_element(
+      seeds.begin(), seeds.end(),
+      [](const auto &a, const auto &b) { return a.predicted_seconds < b.predicted_seconds; });
+  spdlog::info("{}: the cheapest of {} seeds by the cost model is a {} seed, predicted {:.3f} ms",
+               label, seeds.size(), cheapest->kind, cheapest->predicted_seconds * 1000);
+  return std::move(*cheapest);
 }
 
 }  // namespace protuner

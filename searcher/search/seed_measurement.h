@@ -75,4 +75,23 @@ std::optional<MeasuredSeed> measure_seeds(const SearchContext &ctx, const Machin
                                           const std::string &label,
                                           const SeedObserver &on_measured = nullptr);
 
+// A seed ranked by the cost model alone: which kind it is (a structural seed, "beam" or
+// "beam_lookahead"), the schedule and its prediction (seconds).
+struct PredictedSeed {
+  std::string kind;
+  ScheduleState state;
+  double predicted_seconds = 0;
+};
+
+// Without a measurer, the same seeds by the cost model alone: the structural seeds
+// (seeds_to_measure, at most settings.seeds_measured beyond the fallback) and the model
+// seeds (model_seeds, in settings.model_seed_share of the time to `deadline` each, or all
+// their passes when settings.repeatable), all predicted by ctx's cost model; the cheapest.
+// A search by the model alone starts from it, so its result is never predicted slower than
+// a seed's. Logs the choice, naming `label`.
+PredictedSeed cheapest_predicted_seed(const SearchContext &ctx, const MachineModel &machine,
+                                      const SeedMeasurementSettings &settings,
+                                      std::chrono::steady_clock::time_point deadline,
+                                      const std::string &label);
+
 }  // namespace protuner

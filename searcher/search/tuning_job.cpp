@@ -75,6 +75,14 @@ SearchOutcome run_tuning_job(const TuningJob &job,
       if (m) m->on_measured(nullptr);
     }
   } stop_observing{measurer};
+  // Runs repeat until the deadline unless the job is repeatable, each from the best so far:
+  // measured, or by the cost model alone, predicted. A measurement can pick between the
+  // bests of any search's runs; the model alone only between runs that search from the best
+  // so far (deterministic greedy would repeat itself).
+  const bool one_run =
+      job.iterations.has_value() || (!measurer && !make_search(job.algorithm)->uses_start_points());
+  SeedMeasurementSettings seeds = job.seeds;
+  seeds.repeatable = seeds.repeatable || job.iterations.has_value();
   if (measurer) {
     if (job.calibration) {
       measurer->on_measured([calibration = job.calibration](const ScheduleState &state,
@@ -83,8 +91,6 @@ SearchOutcome run_tuning_job(const TuningJob &job,
       });
     }
     measurer->stop_sampling_above_best(job.candidate_stop_above_best);
-    SeedMeasurementSettings seeds = job.seeds;
-    seeds.repeatable = seeds.repeatable || job.iterations.has_value();
     out.best_seed = measure_seeds(
         context_for(job, nullptr, job.seed), job.machine, *measurer,
         job.baseline_compile_seconds, seeds, job.start, job.deadline, job.label,
@@ -92,9 +98,13 @@ SearchOutcome run_tuning_job(const TuningJob &job,
           keep_if_faster(out, state, predicted_seconds, *measurer,
                          seconds_between(job.start, Clock::now()));
         });
+  } else {
+    // The cost model alone starts from its cheapest seed.
+    PredictedSeed seed = cheapest_predicted_seed(context_for(job, nullptr, job.seed), job.machine,
+                                                 seeds, job.deadline, job.label);
+    out.best = std::move(seed.state);
+    out.best_cost_seconds = seed.predicted_seconds;
   }
-  // Runs repeat while a measurement can pick between their bests.
-  const bool one_run = !measurer || job.iterations.has_value();
   int64_t decisions = 0;  // taken by the runs that ended
   const auto stopped = [&] { return job.stop && job.stop->load(); };
   for (uint64_t s = job.seed;
@@ -103,8 +113,9 @@ SearchOutcome run_tuning_job(const TuningJob &job,
     // Cost-only algorithms get no measurer, so each runs as its name says; their best is
     // measured here.
     SearchContext ctx = context_for(job, search->needs_measurer() ? measurer : nullptr, s);
-    // Each run starts from the fastest schedule measured so far, seed or earlier run.
-    if (out.best && out.best_result) ctx.start_points.push_back(*out.best);
+    // Each run starts from the fastest schedule measured so far, seed or earlier run (by
+    // the model alone: the cheapest predicted).
+    if (out.best && (out.best_result || !measurer)) ctx.start_points.push_back(*out.best);
     const double run_offset = seconds_between(job.start, Clock::now());
     SearchProgress run;  // the run's latest report
     const auto report = [&](std::optional<double> run_best_seconds) {
@@ -146,7 +157,7 @@ SearchOutcome run_tuning_job(const TuningJob &job,
     if (measurer) {
       keep_if_faster(out, result->best, result->best_cost, *measurer,
                      seconds_between(job.start, Clock::now()));
-    } else {
+    } else if (result->best_cost <= out.best_cost_seconds) {
       out.best = result->best;
       out.best_cost_seconds = result->best_cost;
     }

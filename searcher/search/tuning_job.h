@@ -6,9 +6,12 @@
 //
 // The job measures the seeds (seed_measurement.h), then runs the named search from the
 // fastest schedule measured so far, with seeds seed, seed+1, ... until the deadline,
-// measuring each run's best when the search did not, and keeps the fastest measured. With
-// an iteration budget (a repeatable job) or without a measurer (the cost model alone) it
-// runs the search once: nothing but a measurement could pick between runs' bests.
+// measuring each run's best when the search did not, and keeps the fastest measured.
+// Without a measurer (the cost model alone) the same happens by prediction: the search
+// starts from the seed the model predicts cheapest (cheapest_predicted_seed), runs repeat
+// from the cheapest so far when the search uses start points (MCTS; greedy would repeat
+// itself, so it runs once), and the result is the cheapest predicted of seeds and runs.
+// With an iteration budget (a repeatable job) the search runs once.
 #pragma once
 
 #include <atomic>
@@ -61,8 +64,8 @@ struct TuningJob {
   // A repeatable job: the search runs once with this iteration budget
   // (SearchBudget::iterations), and the seeds are measured whatever the time.
   std::optional<int64_t> iterations;
-  // Where candidates are measured; nullptr: by the cost model alone (no seeds measured, the
-  // search's best predicted schedule is the result).
+  // Where candidates are measured; nullptr: by the cost model alone (nothing measured, the
+  // cheapest predicted seed or search result is the result).
   BackendCandidateMeasurer *measurer = nullptr;
   // The compile limit baselines get: the most a seed may compile for.
   double baseline_compile_seconds = 0;
@@ -92,8 +95,8 @@ struct LoopProgress {
 };
 
 struct SearchOutcome {
-  // The fastest measured complete schedule, or, without a measurer, the search's best
-  // predicted one (then best_result is empty).
+  // The fastest measured complete schedule, or, without a measurer, the cheapest predicted
+  // seed or search result (then best_result is empty).
   std::optional<ScheduleState> best;
   std::optional<MeasureResult> best_result;
   double best_cost_seconds = 0;  // the cost model's prediction for `best`

@@ -68,7 +68,8 @@ TEST(MctsCostPlusReal, BeatsOrTiesGreedyWithTheSameCostModelOnASmallApp) {
   // A tie is within measurement noise on a shared 2-core machine: 25%.
   EXPECT_LE(*t[1], *t[0] * 1.25) << "greedy " << *t[0] * 1e3 << " ms, mcts_cost+real "
                                  << *t[1] * 1e3 << " ms after " << mcts.measurements
-                                 << " measurements";
+                                 << " measurements\ngreedy's: " << schedule_to_json(greedy.best)
+                                 << "\nmcts_cost+real's: " << schedule_to_json(mcts.best);
 }
 
 }  // namespace
