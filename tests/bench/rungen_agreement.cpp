@@ -11,12 +11,19 @@
 // the measurer each time every schedule in --processes fresh processes, taken in turn, and
 // the medians of their minima are compared; the table prints each side's range beside it.
 //
+// RunGen's samples are long (three or more fill --rungen-seconds), the measurer's short (10
+// to 40 of at least 50 ms): where a schedule's runs vary by themselves (depthwise_conv's seed
+// 0 faults in 39 MB of fresh heap every run, its 50 ms samples spread over 13.8-18.3 ms),
+// the minimum of many short samples lies below that of a few long ones. --sample-seconds
+// lengthens the measurer's samples to see how much of a gap that is.
+//
 // The schedules of each app: the generator's own, Halide's default, compute-root, and the
 // first --seeds of protuner's seed schedules (searcher/seeds/seed_schedules.h), which allocate
 // intermediates in the ways searches do.
 //
 // Usage: rungen_agreement [--apps harris,unsharp,...] [--seeds 3] [--cpus 0,1]
-//                         [--rungen-seconds 1] [--processes 3] [--keep DIR]
+//                         [--rungen-seconds 1] [--processes 3] [--sample-seconds S]
+//                         [--keep DIR]
 // Apps are named as tests/bench/bench_apps.h says. Exit code 0 when every pair agrees
 // within 10%, 1 when some does not, 2 for bad flags or an app that cannot be compiled.
 #include <sched.h>
@@ -61,6 +68,8 @@ struct Args {
   std::vector<int> cpus;
   double rungen_seconds = 1;
   int processes = 3;  // fresh processes per side and schedule (see above)
+  // The measurer's shortest sample (TimingSettings::min_sample_seconds); unset: its default.
+  std::optional<double> sample_seconds;
   std::string keep;  // where the compiled runners stay; empty: a temporary folder
 };
 
@@ -193,6 +202,10 @@ Args parse_args(int argc, char **argv) {
     } else if (flag == "--processes") {
       args.processes = std::stoi(value);
       if (args.processes < 1) throw std::invalid_argument("--processes must be at least 1");
+    } else if (flag == "--sample-seconds") {
+      args.sample_seconds = std::stod(value);
+      if (!(*args.sample_seconds >= 0))
+        throw std::invalid_argument("--sample-seconds must be non-negative");
     } else if (flag == "--keep") {
       args.keep = value;
     } else {
@@ -241,6 +254,7 @@ int main(int argc, char **argv) {
       auto measure = [&](AllocatorPolicy policy) -> std::optional<double> {
         MeasureRequest request{spec, c.spec, "host", {}, ""};
         request.settings.allocator = policy;
+        if (args.sample_seconds) request.settings.timing.min_sample_seconds = *args.sample_seconds;
         const MeasureResult r = measurer.measure(request);
         if (r.ok()) return r.timing.min_ms;
         error += std::string(error.empty() ? "" : "; ") + "measurer (" +
