@@ -288,6 +288,29 @@ TEST(MctsSearch, SearchesAroundAStartPoint) {
   EXPECT_GT(found, found_without);
 }
 
+TEST(MctsSearch, ItsPickIsNeverPredictedSlowerThanTheModelsGreedyDescent) {
+  const auto graph = graph_of(testing::bilateral_grid_pipeline());
+  const SearchSpace space = space_for_tests();
+  SearchContext ctx;
+  ctx.graph = graph;
+  ctx.space = &space;
+  ctx.cost_model = [graph] { return std::make_unique<AnalyticModel>(graph); };
+  SearchBudget budget;
+  budget.iterations = 1;  // the trees alone find little in one iteration each
+  MctsOptions options;
+  options.trees = 2;
+  int slower_without = 0;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    ctx.seed = seed;  // greedy samples children too: the same seed on both sides
+    const double greedy = make_search("greedy")->run(ctx, budget).best_cost;
+    EXPECT_LE(MctsSearch(options, "test").run(ctx, budget).best_cost, greedy) << "seed " << seed;
+    MctsOptions without = options;
+    without.know_greedy_descent = false;
+    slower_without += MctsSearch(without, "test").run(ctx, budget).best_cost > greedy;
+  }
+  EXPECT_GT(slower_without, 0);  // the descent is what keeps the pick at greedy's or better
+}
+
 TEST(MctsSearch, IterationBudgetsAndASeedMakeARunDeterministic) {
   const auto graph = graph_of(testing::bilateral_grid_pipeline());
   const SearchSpace space = space_for_tests();
