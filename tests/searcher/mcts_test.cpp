@@ -291,10 +291,7 @@ TEST(MctsSearch, SearchesAroundAStartPoint) {
 TEST(MctsSearch, ItsPickIsNeverPredictedSlowerThanTheModelsGreedyDescent) {
   const auto graph = graph_of(testing::bilateral_grid_pipeline());
   const SearchSpace space = space_for_tests();
-  SearchContext ctx;
-  ctx.graph = graph;
-  ctx.space = &space;
-  ctx.cost_model = [graph] { return std::make_unique<AnalyticModel>(graph); };
+  SearchContext ctx = testing::analytic_context(graph, space);
   SearchBudget budget;
   budget.iterations = 1;  // the trees alone find little in one iteration each
   MctsOptions options;
@@ -333,10 +330,7 @@ TEST(MctsSearch, IterationBudgetsAndASeedMakeARunDeterministic) {
 TEST(MctsSearch, ADeadlineInThePastStillGivesACompleteSchedule) {
   const auto graph = graph_of(testing::bilateral_grid_pipeline());
   const SearchSpace space = space_for_tests();
-  SearchContext ctx;
-  ctx.graph = graph;
-  ctx.space = &space;
-  ctx.cost_model = [graph] { return std::make_unique<AnalyticModel>(graph); };
+  SearchContext ctx = testing::analytic_context(graph, space);
   SearchBudget budget;
   budget.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   const SearchResult r = make_search("mcts_1s")->run(ctx, budget);
@@ -347,10 +341,7 @@ TEST(MctsSearch, ADeadlineInThePastStillGivesACompleteSchedule) {
 TEST(MctsSearch, ATimeBudgetIsKeptOnARealCostModel) {
   const auto graph = graph_of(testing::bilateral_grid_pipeline());
   const SearchSpace space = space_for_tests();
-  SearchContext ctx;
-  ctx.graph = graph;
-  ctx.space = &space;
-  ctx.cost_model = [graph] { return std::make_unique<AnalyticModel>(graph); };
+  SearchContext ctx = testing::analytic_context(graph, space);
   int progress_calls = 0;
   ctx.on_progress = [&](const SearchProgress &p) {
     ++progress_calls;

@@ -24,6 +24,7 @@
 namespace protuner {
 namespace {
 
+using testing::analytic_context;
 using testing::space_for_tests;
 
 using Clock = std::chrono::steady_clock;
@@ -474,16 +475,6 @@ TEST(ModelSeeds, AreThePlainBeamsBestThenTheLookAheadsWhenCheaper) {
 std::shared_ptr<const PipelineGraph> blur_chain() {
   Halide::Pipeline p = testing::blur_chain_pipeline(512, 384);
   return std::make_shared<const PipelineGraph>(analyze_pipeline(p));
-}
-
-SearchContext analytic_context(const std::shared_ptr<const PipelineGraph> &graph,
-                               const SearchSpace &space, uint64_t seed) {
-  SearchContext ctx;
-  ctx.graph = graph;
-  ctx.space = &space;
-  ctx.seed = seed;
-  ctx.cost_model = [graph] { return std::make_unique<AnalyticModel>(graph); };
-  return ctx;
 }
 
 TEST(Search, AFixedSeedGivesTheSameScheduleWithTheAnalyticModel) {

@@ -40,10 +40,7 @@ double predicted(const TuningJob &job, const ScheduleState &s) {
 
 TEST(TuningJob, ByTheModelAloneRepeatsTheSearchFromItsBestUntilTheDeadline) {
   const TuningJob job = model_alone_job("mcts_0.5s", 4);
-  SearchContext ctx;
-  ctx.graph = job.graph;
-  ctx.space = job.space.get();
-  ctx.cost_model = [graph = job.graph] { return std::make_unique<AnalyticModel>(graph); };
+  SearchContext ctx = testing::analytic_context(job.graph, *job.space);
   const PredictedSeed seed = cheapest_predicted_seed(ctx, job.machine, job.seeds,
                                                      Clock::now() + std::chrono::seconds(4), "t");
   const SearchOutcome out = run_tuning_job(job);
@@ -66,10 +63,7 @@ TEST(TuningJob, ByTheModelAloneRunsASearchThatIgnoresStartPointsOnce) {
   // Greedy's own pick, or a seed the model predicts cheaper.
   SearchBudget one_pass;
   one_pass.iterations = 1;
-  SearchContext ctx;
-  ctx.graph = job.graph;
-  ctx.space = job.space.get();
-  ctx.cost_model = [graph = job.graph] { return std::make_unique<AnalyticModel>(graph); };
+  SearchContext ctx = testing::analytic_context(job.graph, *job.space);
   ctx.seed = job.seed;  // greedy samples children: the job's seed
   EXPECT_LE(out.best_cost_seconds, make_search("greedy")->run(ctx, one_pass).best_cost);
 }
