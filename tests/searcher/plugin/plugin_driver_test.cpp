@@ -24,10 +24,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A small image keeps the test fast; the app's estimates (1536x2560) only guide the search.
-// The harris generator's estimates: a schedule runs on outputs at least as large as its
-// tiles (schedule_directives.cpp's split_directives), and the space tiles at the estimates
-// (tiles of 1281 rows are among the model's choices).
+// The AOT program runs at the harris generator's estimates, not on a smaller image: a
+// schedule runs on outputs at least as large as its tiles (schedule_directives.cpp's
+// split_directives), and the space tiles at the estimates (tiles of 1281 rows are among the
+// model's choices).
 constexpr int kWidth = 1536, kHeight = 2560;
 constexpr uint64_t kInputSeed = 5;
 // MCTS iterations per tree per root decision of the driver's default search (16 trees).
