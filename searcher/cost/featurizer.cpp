@@ -45,6 +45,9 @@ struct ReadGroup {
   uint64_t shared_clamps = 0;
 };
 
+// The smaller of two extents of which 0 means unknown (ReadGroup::whole, Access::reach).
+double min_known(double a, double b) { return a <= 0 ? b : b <= 0 ? a : std::min(a, b); }
+
 // A stream of memory accesses is prefetched at most this far on: the hardware prefetchers
 // follow a stream within one 4 KiB page, and start over at every page and every jump.
 constexpr double kStreamBytes = 4096;
@@ -85,7 +88,7 @@ Traffic group_traffic(const ReadGroup &g, const Region &box, double loop_points,
       for (size_t v = 0; v < box.size() && v < 64; ++v) {
         if (a.index_vars[d] >> v & 1) reach *= static_cast<double>(box[v].extent());
       }
-      extent = g.whole[d] > 0 ? std::min(g.whole[d], reach) : reach;
+      extent = min_known(g.whole[d], reach);
       if (d == 0) gathered0 = true;
     }
     extent = std::max(extent, 1.0);
@@ -367,8 +370,7 @@ ReadGroup compose(const ReadGroup &inner, const Access &call, const StageNode &p
     }
     if (!affine) {
       std::fill(row.begin(), row.end(), 0.0);
-      const double reach = composed_reach(inner, d, call, p_stage);
-      if (reach > 0) out.whole[d] = out.whole[d] > 0 ? std::min(out.whole[d], reach) : reach;
+      out.whole[d] = min_known(out.whole[d], composed_reach(inner, d, call, p_stage));
       continue;
     }
     out.shape.affine[d] = true;
@@ -390,10 +392,8 @@ ReadGroup direct_group(const PipelineGraph &g, const Access &a, int producer) {
   out.max_offset = a.offsets;
   const Region &root = producer >= 0 ? g.funcs[producer].root_region : Region{};
   for (size_t d = 0; d < a.coefficients.size(); ++d) {
-    double whole = d < root.size() ? static_cast<double>(root[d].extent()) : 0.0;
-    const double reach = d < a.reach.size() ? a.reach[d] : 0.0;
-    if (reach > 0) whole = whole > 0 ? std::min(whole, reach) : reach;
-    out.whole.push_back(whole);
+    const double whole = d < root.size() ? static_cast<double>(root[d].extent()) : 0.0;
+    out.whole.push_back(min_known(whole, d < a.reach.size() ? a.reach[d] : 0.0));
   }
   return out;
 }
