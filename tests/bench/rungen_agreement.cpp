@@ -129,6 +129,11 @@ fs::path compile_runner(const AppSpec &spec, const Candidate &candidate, const f
   return runner;
 }
 
+// Adds `failure` to a schedule's error text, after the failures already there.
+void add_error(std::string &error, const std::string &failure) {
+  error += (error.empty() ? "" : "; ") + failure;
+}
+
 // RunGen's best time in ms, run as a user's benchmark would: the default allocator, the
 // measurer's CPUs and thread count, inputs at the estimates filled with random values. A
 // failure is added to `error`, which may already hold the other processes' failures.
@@ -145,7 +150,7 @@ std::optional<double> rungen_ms(const fs::path &runner, const std::vector<int> &
   const std::string key = "BEST_TIME_MSEC_PER_ITER";
   const auto at = out.find(key);
   if (!ok || at == std::string::npos) {
-    error += std::string(error.empty() ? "" : "; ") + "RunGen failed: " + out.substr(0, 400);
+    add_error(error, "RunGen failed: " + out.substr(0, 400));
     return std::nullopt;
   }
   return std::stod(out.substr(at + key.size()));
@@ -257,9 +262,8 @@ int main(int argc, char **argv) {
         if (args.sample_seconds) request.settings.timing.min_sample_seconds = *args.sample_seconds;
         const MeasureResult r = measurer.measure(request);
         if (r.ok()) return r.timing.min_ms;
-        error += std::string(error.empty() ? "" : "; ") + "measurer (" +
-                 allocator_policy_name(policy) + "): " + status_name(r.status) + ": " +
-                 r.error.substr(0, r.error.find('\n'));
+        add_error(error, std::string("measurer (") + allocator_policy_name(policy) + "): " +
+                             status_name(r.status) + ": " + r.error.substr(0, r.error.find('\n')));
         return std::nullopt;
       };
       std::optional<fs::path> runner;
