@@ -124,11 +124,11 @@ double constant_reach(const Expr &index) {
 // false when e is not affine in `vars`.
 // Clamps (min/max against a loop-invariant bound) count as their argument: boundary
 // conditions clamp affine indices, which stay affine away from the edges. The bounds of
-// those without a `likely` tag go into `clamp`.
+// those without a `likely` tag go into `clamp`; one with the tag sets `edge`.
 bool add_affine(const Expr &e, const std::map<std::string, int> &vars, double scale,
-                std::vector<double> &coeffs, double &offset, uint64_t &clamp) {
+                std::vector<double> &coeffs, double &offset, uint64_t &clamp, bool &edge) {
   auto affine = [&](const Expr &sub, double s) {
-    return add_affine(sub, vars, s, coeffs, offset, clamp);
+    return add_affine(sub, vars, s, coeffs, offset, clamp, edge);
   };
   if (loop_invariant(e, vars)) {
     if (auto c = constant_of(e)) offset += scale * *c;
@@ -155,7 +155,11 @@ bool add_affine(const Expr &e, const std::map<std::string, int> &vars, double sc
     const bool b_bound = loop_invariant(b, vars);
     if (!b_bound && !loop_invariant(a, vars)) return false;
     const Expr &index = b_bound ? a : b;
-    if (!tagged_likely(index)) add_clamp_bound(side, b_bound ? b : a, clamp);
+    if (tagged_likely(index)) {
+      edge = true;
+    } else {
+      add_clamp_bound(side, b_bound ? b : a, clamp);
+    }
     return affine(index, scale);
   };
   if (const auto *m = e.as<HI::Min>()) return clamped("min", m->a, m->b);
@@ -305,9 +309,11 @@ class Counter : public HI::IRVisitor {
       index.accept(&reads);
       a.index_vars.push_back(reads.var_bits);
       uint64_t clamp = 0;
-      const bool ok = add_affine(index, vars_, 1.0, row, offset, clamp);
+      bool edge = false;
+      const bool ok = add_affine(index, vars_, 1.0, row, offset, clamp, edge);
       if (!ok) std::fill(row.begin(), row.end(), 0.0);
       a.clamps.push_back(ok ? clamp : 0);
+      a.edge_clamped.push_back(ok && edge);
       a.reach.push_back(ok ? 0.0 : constant_reach(index));
       a.offsets.push_back(ok ? offset : 0.0);
       a.coefficients.push_back(std::move(row));

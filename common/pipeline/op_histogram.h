@@ -107,6 +107,10 @@ struct Access {
   // loads share it (common-subexpression elimination lifts it into a let) every vector
   // of them gathers. Equal hashes and equal affine parts are the same clamp.
   std::vector<uint64_t> clamps;
+  // edge_clamped[d]: affine index d passes a clamp with a `likely` tag (a boundary
+  // condition's). Halide splits a vectorized loop at such a clamp's edges, and each vector
+  // that straddles an edge keeps the clamp and gathers lane by lane.
+  std::vector<bool> edge_clamped;
   // reach[d]: for a gathered index d, how many values it can take when its own arithmetic
   // bounds it by constants (clamp(cast<int>(index(x, y)), 0, 15): 16; a uint8 lookup: 256),
   // else 0. A gather through such an index reads no more of its producer than that, however

@@ -250,6 +250,29 @@ bool gathers_along_vectors(const ReadGroup &g, int vector_var = 0) {
   return false;
 }
 
+// The share of a stage's points at which a read through a boundary condition's clamp of
+// the innermost index (Access::edge_clamped), dense elsewhere, gathers in vectors of
+// `vw` lanes along the stage's variable 0. Halide splits the vectorized loop where the
+// clamp starts and stops binding, but the vector that straddles each edge keeps the clamp
+// and loads lane by lane: one vector at each end of every row of the Func's whole region
+// (`row`, its root extent along variable 0; realizations inside it find the split's edge
+// loops empty). The clamp binds only where the row, with the group's offsets, reaches
+// past its producer's region (ReadGroup::whole). An input buffer read directly has no
+// known region: a boundary condition is written for reads that pass its edges, so they
+// count as passing them.
+// With 32 lanes on depthwise_conv's 114-wide padded plane, half its vectors gather, and
+// the copy runs 1.6x as long as with 16 lanes (`build/bin/search_probe depthwise_conv
+// --library <corpus> --assembly DIR --schedule F` shows the lane-by-lane loads).
+double edge_gather_share(const ReadGroup &g, double vw, int64_t row) {
+  const Access &a = g.shape;
+  if (a.edge_clamped.empty() || !a.edge_clamped[0] || !a.affine[0] || row <= 0) return 0;
+  const double step = a.coefficients[0].empty() ? 0 : std::abs(a.coefficients[0][0]);
+  if (step == 0) return 0;
+  const double reach = step * static_cast<double>(row - 1) + 1 + (g.max_offset[0] - g.min_offset[0]);
+  if (g.whole[0] > 0 && reach <= g.whole[0]) return 0;
+  return std::min(1.0, 2 * vw / static_cast<double>(row));
+}
+
 // Whether a group stands for loads at more than one place along some dimension but `d`.
 bool spans_beyond(const ReadGroup &g, size_t d) {
   for (size_t e = 0; e < g.min_offset.size(); ++e) {
@@ -292,6 +315,9 @@ void add_group(std::vector<ReadGroup> &groups, ReadGroup &&group) {
     }
     g.reads += group.reads;
     g.shared_clamps |= group.shared_clamps;
+    for (size_t d = 0; d < g.shape.edge_clamped.size() && d < group.shape.edge_clamped.size(); ++d) {
+      if (group.shape.edge_clamped[d]) g.shape.edge_clamped[d] = true;
+    }
     for (size_t d = 0; d < g.min_offset.size(); ++d) {
       g.min_offset[d] = std::min(g.min_offset[d], group.min_offset[d]);
       g.max_offset[d] = std::max(g.max_offset[d], group.max_offset[d]);
@@ -342,6 +368,8 @@ ReadGroup compose(const ReadGroup &inner, const Access &call, const StageNode &p
   out.max_offset.assign(dims, 0.0);
   out.shape.index_vars.assign(dims, 0);
   out.shape.clamps = inner.shape.clamps;
+  out.shape.edge_clamped = inner.shape.edge_clamped;
+  out.shape.edge_clamped.resize(dims, false);
   out.shared_clamps = inner.shared_clamps;
   for (size_t d = 0; d < dims; ++d) {
     // The consumer's variables that the indices of p's variables in this index read.
@@ -349,6 +377,9 @@ ReadGroup compose(const ReadGroup &inner, const Access &call, const StageNode &p
       if (inner.shape.index_vars[d] >> j & 1) {
         const int dim = p_stage.pure_dims[j];
         out.shape.index_vars[d] |= call.index_vars[dim];
+        if (static_cast<size_t>(dim) < call.edge_clamped.size() && call.edge_clamped[dim]) {
+          out.shape.edge_clamped[d] = true;
+        }
         if (static_cast<size_t>(dim) >= call.clamps.size() || call.clamps[dim] == 0) continue;
         out.shape.clamps[d] = join_clamps(out.shape.clamps[d], call.clamps[dim]);
         if ((p_several >> j & 1) && d < 64) out.shared_clamps |= uint64_t{1} << d;
@@ -896,6 +927,11 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     if (vector_var != 0) {
       gathers = 0;
       for (const ReadGroup &r : groups) gathers += gathers_along_vectors(r, vector_var) ? r.reads : 0;
+    } else if (vw > 1) {
+      const int64_t root_row = stage.loop_region(node.root_region)[0].extent();
+      for (const ReadGroup &r : groups) {
+        if (!gathers_along_vectors(r)) gathers += r.reads * edge_gather_share(r, vw, root_row);
+      }
     }
     out.production_bytes += bytes_passing_through(f, groups, whole, m.cache_line_bytes);
 

@@ -213,6 +213,42 @@ TEST(Featurizer, AHandWrittenClampGathersOnceLoadsShareIt) {
             0);
 }
 
+// Gathers per point of out(x, y) = padded(x - 1, y), with padded a zero-padded 64 x 64
+// input (BoundaryConditions::constant_exterior, inlined), over `width` x 64 points from x =
+// `min` on, computed at root and vectorized by `lanes` along x.
+double padded_copy_gathers(int min, int width, int64_t lanes) {
+  using namespace Halide;
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y");
+  Func out("out");
+  out(x, y) = BoundaryConditions::constant_exterior(in, 0.0f)(x - 1, y);
+  in.set_estimates({{0, 64}, {0, 64}});
+  out.set_estimates({{min, width}, {0, 64}});
+  Pipeline p(out);
+  auto graph = std::make_shared<const PipelineGraph>(analyze_pipeline(p));
+  ScheduleState s(graph);
+  FuncDecision d = testing::root_decision(s, false);
+  d.stages[0].inner[0] = lanes;
+  s.decide(d);
+  // The boundary condition's Funcs inlined, the input's copy (the last Func) at root: a
+  // producer of known region, which tells whether the reads pass its edges.
+  const int n = static_cast<int>(graph->funcs.size());
+  while (s.num_decided() < n) {
+    s.decide(s.num_decided() < n - 1 ? testing::inline_decision() : testing::root_decision(s, false));
+  }
+  return Featurizer(graph).featurize(s).stages[0][F::gather_loads_per_point];
+}
+
+// A boundary condition's clamp is split out of the vectorized loop, but the vector that
+// straddles each edge of a row keeps it and loads lane by lane (Halide 14's lowered
+// statement of depthwise_conv's padded copy): two vectors a row gather, a larger share
+// of the row with wider vectors, and none where the row stays inside the input.
+TEST(Featurizer, VectorsStraddlingABoundaryConditionsEdgeGather) {
+  EXPECT_FLOAT_EQ(padded_copy_gathers(0, 66, 16), 2.0f * 16 / 66);  // reads [-1, 64]
+  EXPECT_FLOAT_EQ(padded_copy_gathers(0, 66, 32), 2.0f * 32 / 66);
+  EXPECT_EQ(padded_copy_gathers(1, 64, 16), 0);  // reads [0, 63]: inside the input
+}
+
 TEST(Featurizer, FoldsInlinedFuncsIntoTheirConsumers) {
   auto graph = two_tap_graph();
   const Featurizer fz(graph);

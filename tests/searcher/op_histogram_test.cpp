@@ -123,6 +123,10 @@ TEST(OpHistogram, RemembersHandWrittenClampsByTheirBounds) {
   const Access &boundary = access_to(stage_of(g, stable_func_name(edge.name())).ops, "lambda");
   EXPECT_TRUE(boundary.affine[0]);
   EXPECT_EQ(boundary.clamps, (std::vector<uint64_t>{0, 0}));
+  // ...and is marked as a boundary condition's, where a hand-written one is not.
+  EXPECT_EQ(boundary.edge_clamped, (std::vector<bool>{true, true}));
+  EXPECT_EQ(clamped.edge_clamped, (std::vector<bool>{false, false}));
+  EXPECT_EQ(plain.edge_clamped, (std::vector<bool>{false, false}));
 }
 
 TEST(OpHistogram, CountsCastsComparesSelectsMathAndBitwise) {
