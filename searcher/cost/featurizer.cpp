@@ -896,7 +896,8 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     const double A = static_cast<double>(std::max<int64_t>(b.allocations, 1));
     const SlidingWindow window = s == 0 ? sliding_window(state, f) : SlidingWindow{};
     const double slide = window.share;
-    const double root_points = box_points(stage.loop_region(node.root_region));
+    const Region root_loops = stage.loop_region(node.root_region);
+    const double root_points = box_points(root_loops);
 
     // The innermost loop that is not vectorized or unrolled: its iteration is one block (the
     // inner tile, and an unrolled reduction loop around it).
@@ -927,10 +928,9 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     if (vector_var != 0) {
       gathers = 0;
       for (const ReadGroup &r : groups) gathers += gathers_along_vectors(r, vector_var) ? r.reads : 0;
-    } else if (vw > 1) {
-      const int64_t root_row = stage.loop_region(node.root_region)[0].extent();
+    } else if (vw > 1 && !root_loops.empty()) {
       for (const ReadGroup &r : groups) {
-        if (!gathers_along_vectors(r)) gathers += r.reads * edge_gather_share(r, vw, root_row);
+        if (!gathers_along_vectors(r)) gathers += r.reads * edge_gather_share(r, vw, root_loops[0].extent());
       }
     }
     out.production_bytes += bytes_passing_through(f, groups, whole, m.cache_line_bytes);
