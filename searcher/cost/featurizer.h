@@ -118,7 +118,8 @@ namespace protuner {
   X(scalar_ops_total, "scalar arithmetic over the run (unvectorized, guarded tails)", "ops")   \
   X(loads_per_point, "memory reads per point after inlining", "loads/point")                 \
   X(gather_loads_per_point, "reads per point a vector gathers lane by lane (a non-affine "    \
-    "index reads the vectorized variable 0, or an index but the innermost moves with it)",   \
+    "index reads the vectorized variable 0, an index but the innermost moves with it, a "    \
+    "shared clamp; the vectors straddling a boundary condition's edges, a share)",           \
     "loads/point")                                                                            \
   X(inlined_calls, "calls of inlined Funcs folded in per point (recursively)", "calls/point") \
   X(inlined_ops_per_point, "arithmetic per point that inlining added", "ops/point")         \
