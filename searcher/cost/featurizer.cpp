@@ -214,8 +214,7 @@ struct Folded {
   std::vector<ReadGroup> groups;  // in order of first read
   double arithmetic = 0;
   double inlined_calls = 0;
-  // Call sites left after inlining, and those that gather (gathers_along_vectors).
-  double reads = 0, gathers = 0;
+  double reads = 0;  // call sites left after inlining
   // Bit v: more than one load reads loop variable v. An argument an inlined call clamps
   // is a let those loads share.
   uint64_t vars_read_by_several = 0;
@@ -481,10 +480,7 @@ const Folded &fold(const ScheduleState &state, int f, int s, int num_pure,
     }
   }
   mark_shared_clamps(out.groups);
-  for (const ReadGroup &r : out.groups) {
-    out.reads += r.reads;
-    if (gathers_along_vectors(r)) out.gathers += r.reads;
-  }
+  for (const ReadGroup &r : out.groups) out.reads += r.reads;
   return out;
 }
 
@@ -924,13 +920,15 @@ FuncFeatures Featurizer::func_features(const ScheduleState &state, int f,
     const double ops = folded.arithmetic;
     // A reduction in lanes vectorizes its innermost reduction variable, not variable 0.
     const int vector_var = tiling.reduction_lanes > 0 ? stage.num_pure : 0;
-    double gathers = folded.gathers;
-    if (vector_var != 0) {
-      gathers = 0;
-      for (const ReadGroup &r : groups) gathers += gathers_along_vectors(r, vector_var) ? r.reads : 0;
-    } else if (vw > 1 && !root_loops.empty()) {
-      for (const ReadGroup &r : groups) {
-        if (!gathers_along_vectors(r)) gathers += r.reads * edge_gather_share(r, vw, root_loops[0].extent());
+    // Reads that gather in every vector, and those that gather at a boundary condition's
+    // edges only (along variable 0).
+    const bool edges_gather = vector_var == 0 && vw > 1 && !root_loops.empty();
+    double gathers = 0;
+    for (const ReadGroup &r : groups) {
+      if (gathers_along_vectors(r, vector_var)) {
+        gathers += r.reads;
+      } else if (edges_gather) {
+        gathers += r.reads * edge_gather_share(r, vw, root_loops[0].extent());
       }
     }
     out.production_bytes += bytes_passing_through(f, groups, whole, m.cache_line_bytes);
