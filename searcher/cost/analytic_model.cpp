@@ -41,26 +41,42 @@ AnalyticTerms unit_term_weights() {
   return w;
 }
 
-std::vector<double> heap_bytes_freed_together(const PipelineFeatures &features,
-                                              const AnalyticModelOptions &o) {
+std::vector<bool> heap_allocations_faulting(const PipelineFeatures &features,
+                                            const AnalyticModelOptions &o) {
   using F = ScheduledFeature;
   const size_t n = features.stages.size();
-  std::vector<double> out(n, 0.0);
-  std::vector<size_t> repeated;  // heap allocations made more than once per run
+  std::vector<bool> out(n, false);
+  std::vector<double> bytes(n, 0.0);  // what each allocation adds to the heap's top when freed
+  std::vector<size_t> repeated;       // heap allocations made more than once per run
+  std::vector<size_t> at_root;        // ...and once
+  // glibc's trim threshold once every block has been allocated and freed: freeing a block
+  // it mapped raises its mmap threshold to that block and its trim threshold to twice it.
+  double largest = 0;
   for (size_t i = 0; i < n; ++i) {
     const StageFeatures &s = features.stages[i];
     const bool on_heap = s[F::decided] != 0 && s[F::inlined] == 0 &&
                          s[F::alloc_bytes] > o.stack_allocation_max_bytes;
     if (!on_heap) continue;
-    out[i] = s[F::alloc_bytes];
-    // At root each buffer is freed after its last use, so it is freed alone.
-    if (s[F::realizations] > 1) repeated.push_back(i);
+    const double block = s[F::alloc_bytes] * s.largest_buffer_share;
+    if (block > o.mmap_threshold_max_bytes) {
+      out[i] = true;  // mapped afresh by every malloc, never from the heap
+      continue;
+    }
+    largest = std::max(largest, block);
+    bytes[i] = s[F::alloc_bytes];
+    (s[F::realizations] > 1 ? repeated : at_root).push_back(i);
   }
-  if (repeated.size() < 2) return out;
+  const double trim_threshold = std::max(o.page_fault_min_bytes, 2 * largest);
+
+  // Buffers at root are all freed by the end of the run, into one top of the heap.
+  double root_bytes = 0;
+  for (size_t i : at_root) root_bytes += bytes[i];
+  for (size_t i : at_root) out[i] = root_bytes >= trim_threshold;
 
   // Funcs stored at one loop are allocated the same number of times at the same depth, in
-  // one connected part of the stage graph; the features do not name the loop, so two loops
-  // of one depth and count there are taken as one.
+  // one connected part of the stage graph, and freed together at the end of each of its
+  // iterations; the features do not name the loop, so two loops of one depth and count
+  // there are taken as one.
   std::vector<size_t> part(n);
   for (size_t i = 0; i < n; ++i) part[i] = i;
   auto root = [&](size_t i) {
@@ -69,20 +85,21 @@ std::vector<double> heap_bytes_freed_together(const PipelineFeatures &features,
   };
   for (const auto &[p, c] : features.edges)
     part[root(static_cast<size_t>(p))] = root(static_cast<size_t>(c));
-  const std::vector<double> alone = out;
   for (size_t i : repeated) {
     const StageFeatures &x = features.stages[i];
+    double together = 0;
     for (size_t j : repeated) {
       const StageFeatures &y = features.stages[j];
-      if (j != i && x[F::realizations] == y[F::realizations] &&
-          x[F::store_depth] == y[F::store_depth] && root(i) == root(j))
-        out[i] += alone[j];
+      if (x[F::realizations] == y[F::realizations] && x[F::store_depth] == y[F::store_depth] &&
+          root(i) == root(j))
+        together += bytes[j];
     }
+    out[i] = together >= trim_threshold;
   }
   return out;
 }
 
-AnalyticTerms analytic_stage_terms(const StageFeatures &s, double freed_together,
+AnalyticTerms analytic_stage_terms(const StageFeatures &s, bool faults_each_realization,
                                    const MachineModel &m, const AnalyticModelOptions &o) {
   using F = ScheduledFeature;
   AnalyticTerms t{};
@@ -147,7 +164,7 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, double freed_together
           (o.parallel_launch_seconds + s[F::parallel_tasks] * o.parallel_task_seconds));
   if (s[F::alloc_bytes] > o.stack_allocation_max_bytes) {
     add(AnalyticTerm::kAllocation, s[F::realizations] * o.allocation_seconds);
-    if (freed_together >= o.page_fault_min_bytes) {
+    if (faults_each_realization) {
       add(AnalyticTerm::kPageFaults, s[F::alloc_bytes_total] * o.page_fault_seconds_per_byte);
     }
   }
@@ -157,10 +174,9 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, double freed_together
 AnalyticTerms analytic_terms(const PipelineFeatures &features, const MachineModel &machine,
                              const AnalyticModelOptions &options) {
   AnalyticTerms sum{};
-  const std::vector<double> freed_together = heap_bytes_freed_together(features, options);
+  const std::vector<bool> faulting = heap_allocations_faulting(features, options);
   for (size_t i = 0; i < features.stages.size(); ++i) {
-    const AnalyticTerms t =
-        analytic_stage_terms(features.stages[i], freed_together[i], machine, options);
+    const AnalyticTerms t = analytic_stage_terms(features.stages[i], faulting[i], machine, options);
     for (int k = 0; k < kNumAnalyticTerms; ++k) sum[k] += t[k];
   }
   return sum;
@@ -178,10 +194,10 @@ std::vector<double> analytic_stage_costs(const PipelineFeatures &features,
                                          const AnalyticTerms &weights) {
   std::vector<double> out;
   out.reserve(features.stages.size());
-  const std::vector<double> freed_together = heap_bytes_freed_together(features, options);
+  const std::vector<bool> faulting = heap_allocations_faulting(features, options);
   for (size_t i = 0; i < features.stages.size(); ++i) {
     out.push_back(weighed_seconds(
-        analytic_stage_terms(features.stages[i], freed_together[i], machine, options), weights));
+        analytic_stage_terms(features.stages[i], faulting[i], machine, options), weights));
   }
   return out;
 }

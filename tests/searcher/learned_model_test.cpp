@@ -319,8 +319,8 @@ void expect_training_lowers_heldout_loss(LearnedModelKind kind, const LearnedMod
                                  << ", trained " << after;
   // On this data: feed-forward 0.94, plain GCN 0.80, GCN with the prior 0.93 (a random
   // model ranks half the pairs right). The plain GCN learns the analytic model's
-  // page-fault threshold (a step in the runtime when a root Func grows past 128 KB)
-  // slowly: it needs the lower rate and longer patience.
+  // page-fault threshold (a step in the runtime when the heap buffers freed together
+  // reach twice the largest) slowly: it needs the lower rate and longer patience.
   EXPECT_GT(evaluate(trained, d.test).overall.ranking_accuracy, 0.7) << model_kind_name(kind);
 }
 
