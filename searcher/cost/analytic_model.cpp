@@ -68,15 +68,8 @@ std::vector<bool> heap_allocations_faulting(const PipelineFeatures &features,
   }
   const double trim_threshold = std::max(o.page_fault_min_bytes, 2 * largest);
 
-  // Buffers at root are all freed by the end of the run, into one top of the heap.
-  double root_bytes = 0;
-  for (size_t i : at_root) root_bytes += bytes[i];
-  for (size_t i : at_root) out[i] = root_bytes >= trim_threshold;
-
-  // Funcs stored at one loop are allocated the same number of times at the same depth, in
-  // one connected part of the stage graph, and freed together at the end of each of its
-  // iterations; the features do not name the loop, so two loops of one depth and count
-  // there are taken as one.
+  // The connected parts of the stage graph: buffers of one part are freed together, those
+  // of parts that share nothing as each part finishes.
   std::vector<size_t> part(n);
   for (size_t i = 0; i < n; ++i) part[i] = i;
   auto root = [&](size_t i) {
@@ -85,6 +78,15 @@ std::vector<bool> heap_allocations_faulting(const PipelineFeatures &features,
   };
   for (const auto &[p, c] : features.edges)
     part[root(static_cast<size_t>(p))] = root(static_cast<size_t>(c));
+
+  // Buffers at root are freed by the end of their part's run, into one top of the heap.
+  std::vector<double> root_bytes(n, 0.0);
+  for (size_t i : at_root) root_bytes[root(i)] += bytes[i];
+  for (size_t i : at_root) out[i] = root_bytes[root(i)] >= trim_threshold;
+
+  // Funcs stored at one loop are allocated the same number of times at the same depth, in
+  // one part, and freed together at the end of each of its iterations; the features do not
+  // name the loop, so two loops of one depth and count there are taken as one.
   for (size_t i : repeated) {
     const StageFeatures &x = features.stages[i];
     double together = 0;

@@ -116,9 +116,10 @@ AnalyticTerms unit_term_weights();
 // Per stage node, whether its heap allocation page-faults afresh in every realization, by
 // glibc's thresholds as they stand from the second run on (AnalyticModelOptions::
 // page_fault_min_bytes): a block above mmap_threshold_max_bytes always; buffers at root,
-// all freed by the end of a run, where together they reach the trim threshold (twice the
-// run's largest block, at least page_fault_min_bytes); buffers stored in a loop, where
-// those freed with them at the end of each of its iterations do.
+// freed by the end of their connected part of the stage graph, where together they reach
+// the trim threshold (twice the run's largest block, at least page_fault_min_bytes);
+// buffers stored in a loop, where those freed with them at the end of each of its
+// iterations do.
 std::vector<bool> heap_allocations_faulting(const PipelineFeatures &features,
                                             const AnalyticModelOptions &options = {});
 // Seconds per term of one stage node of an already featurized schedule (`features`

@@ -250,8 +250,8 @@ TEST(AnalyticModel, HeapBuffersFreedTogetherPastTheTrimThresholdPageFault) {
 // of the process (blocks up to 32 MiB), so from the second run on a block past 128 KiB
 // faults only where the blocks freed into the heap's top with it reach twice the run's
 // largest: one per task (depthwise_conv's padded plane) does not, a Tuple's three per
-// task (rgb_to_hsv's hsv) do. Buffers at root are all freed by the end of the run; a
-// block above 32 MiB is mapped afresh by every malloc.
+// task (rgb_to_hsv's hsv) do. Buffers at root are freed by the end of their connected
+// part of the pipeline; a block above 32 MiB is mapped afresh by every malloc.
 TEST(AnalyticModel, BlocksFaultOnlyWhereFreedTogetherPastTwiceTheLargest) {
   const AnalyticModelOptions options;
   auto faulting = [&](std::vector<StageFeatures> stages) {
@@ -271,6 +271,12 @@ TEST(AnalyticModel, BlocksFaultOnlyWhereFreedTogetherPastTwiceTheLargest) {
   EXPECT_EQ(faulting({heap_buffer(13e6, 1, 0), heap_buffer(13e6, 1, 0), heap_buffer(13e6, 1, 0),
                       heap_buffer(20e6, 8, 1)}),
             (Faults{false, false, false, false}));
+  // Parts of the pipeline that share nothing free their buffers at root apart.
+  PipelineFeatures disjoint;
+  disjoint.stages = {heap_buffer(13e6, 1, 0), heap_buffer(13e6, 1, 0)};
+  EXPECT_EQ(heap_allocations_faulting(disjoint, options), (Faults{false, false}));
+  disjoint.edges = {{1, 0}};
+  EXPECT_EQ(heap_allocations_faulting(disjoint, options), (Faults{true, true}));
   // Above 32 MiB: mapped afresh every time, and the others keep their own threshold.
   EXPECT_EQ(faulting({heap_buffer(40e6, 1, 0), heap_buffer(1e6, 8, 1)}), (Faults{true, false}));
   PipelineFeatures big;
