@@ -47,8 +47,6 @@ std::vector<bool> heap_allocations_faulting(const PipelineFeatures &features,
   const size_t n = features.stages.size();
   std::vector<bool> out(n, false);
   std::vector<double> bytes(n, 0.0);  // what each allocation adds to the heap's top when freed
-  std::vector<size_t> repeated;       // heap allocations made more than once per run
-  std::vector<size_t> at_root;        // ...and once
   // glibc's trim threshold once every block has been allocated and freed: freeing a block
   // it mapped raises its mmap threshold to that block and its trim threshold to twice it.
   double largest = 0;
@@ -64,7 +62,6 @@ std::vector<bool> heap_allocations_faulting(const PipelineFeatures &features,
     }
     largest = std::max(largest, block);
     bytes[i] = s[F::alloc_bytes];
-    (s[F::realizations] > 1 ? repeated : at_root).push_back(i);
   }
   const double trim_threshold = std::max(o.page_fault_min_bytes, 2 * largest);
 
@@ -79,22 +76,25 @@ std::vector<bool> heap_allocations_faulting(const PipelineFeatures &features,
   for (const auto &[p, c] : features.edges)
     part[root(static_cast<size_t>(p))] = root(static_cast<size_t>(c));
 
-  // Buffers at root are freed by the end of their part's run, into one top of the heap.
-  std::vector<double> root_bytes(n, 0.0);
-  for (size_t i : at_root) root_bytes[root(i)] += bytes[i];
-  for (size_t i : at_root) out[i] = root_bytes[root(i)] >= trim_threshold;
-
-  // Funcs stored at one loop are allocated the same number of times at the same depth, in
-  // one part, and freed together at the end of each of its iterations; the features do not
-  // name the loop, so two loops of one depth and count there are taken as one.
-  for (size_t i : repeated) {
+  // A buffer is freed into a top that holds what was freed inside its scope before it:
+  // the buffers stored in loops nested in it. Buffers at root are freed by the end of
+  // their part's run, with everything the part allocated inside them. Funcs stored at one
+  // loop are allocated the same number of times at the same depth, in one part, and freed
+  // together at the end of each of its iterations, after those stored deeper in it (more
+  // often, at a greater depth); the features do not name the loops, so two loops of one
+  // depth and count there are taken as one, and a deeper one as nested.
+  for (size_t i = 0; i < n; ++i) {
+    if (bytes[i] == 0) continue;
     const StageFeatures &x = features.stages[i];
     double together = 0;
-    for (size_t j : repeated) {
+    for (size_t j = 0; j < n; ++j) {
+      if (bytes[j] == 0 || root(i) != root(j)) continue;
       const StageFeatures &y = features.stages[j];
-      if (x[F::realizations] == y[F::realizations] && x[F::store_depth] == y[F::store_depth] &&
-          root(i) == root(j))
-        together += bytes[j];
+      const bool same_loop = x[F::realizations] == y[F::realizations] &&
+                             x[F::store_depth] == y[F::store_depth];
+      const bool nested = y[F::store_depth] > x[F::store_depth] &&
+                          y[F::realizations] > x[F::realizations];
+      if (same_loop || nested) together += bytes[j];
     }
     out[i] = together >= trim_threshold;
   }

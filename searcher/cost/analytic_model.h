@@ -88,12 +88,15 @@ struct AnalyticModelOptions {
   // Blocks above this are mapped afresh by every malloc (glibc's DEFAULT_MMAP_THRESHOLD_MAX
   // on 64-bit): they fault in every realization, and never raise the thresholds.
   double mmap_threshold_max_bytes = 32.0 * 1024 * 1024;
-  // First touches of fresh anonymous memory cost microseconds per 4 KiB page, from one
-  // thread or two alike (they do not scale with cores); with the unmap and map of every
-  // run around them, 10 to 20 us on the machine class (harris' root schedule, about
-  // 38,000 pages a run, runs many times slower in RunGen than with memory reused; the same
-  // bench). Calibration fits the term's weight per app.
-  double page_fault_seconds_per_byte = 10e-6 / 4096;
+  // First touches of fresh anonymous memory cost microseconds per 4 KiB page: 2.4 us from
+  // one thread on the machine class (a fresh mapping written once; its second write costs
+  // 0.2 us a page), about 1.3 us a page of wall time where two threads fault at once
+  // (rgb_to_hsv's hsv above: 8 ms for 6,000 pages a run; an edge_nms schedule whose
+  // buffers per task fault, 4,400 pages a run, 5.3 ms over `--allocator pooling`).
+  // Against the corpus' measured candidates (`protuner evaluate --model analytic --data
+  // corpus-out/measurements.jsonl`) 2.5 us ranks best of 1.25, 2.5, 5 and 10 us.
+  // Calibration fits the term's weight per app.
+  double page_fault_seconds_per_byte = 2.5e-6 / 4096;
 };
 
 // What a stage's predicted time is spent on. A stage's time is the sum of its terms; a
