@@ -41,32 +41,26 @@ AnalyticTerms unit_term_weights() {
   return w;
 }
 
-std::vector<bool> heap_allocations_faulting(const PipelineFeatures &features,
-                                            const AnalyticModelOptions &o) {
+std::vector<double> heap_bytes_freed_together(const PipelineFeatures &features,
+                                              const AnalyticModelOptions &o) {
   using F = ScheduledFeature;
   const size_t n = features.stages.size();
-  std::vector<bool> out(n, false);
-  std::vector<double> bytes(n, 0.0);  // what each allocation adds to the heap's top when freed
-  // glibc's trim threshold once every block has been allocated and freed: freeing a block
-  // it mapped raises its mmap threshold to that block and its trim threshold to twice it.
-  double largest = 0;
+  std::vector<double> out(n, 0.0);
+  std::vector<size_t> repeated;  // heap allocations made more than once per run
   for (size_t i = 0; i < n; ++i) {
     const StageFeatures &s = features.stages[i];
     const bool on_heap = s[F::decided] != 0 && s[F::inlined] == 0 &&
                          s[F::alloc_bytes] > o.stack_allocation_max_bytes;
     if (!on_heap) continue;
-    const double block = s[F::alloc_bytes] * s.largest_buffer_share;
-    if (block > o.mmap_threshold_max_bytes) {
-      out[i] = true;  // mapped afresh by every malloc, never from the heap
-      continue;
-    }
-    largest = std::max(largest, block);
-    bytes[i] = s[F::alloc_bytes];
+    out[i] = s[F::alloc_bytes];
+    // At root each buffer is freed after its last use, so it is freed alone.
+    if (s[F::realizations] > 1) repeated.push_back(i);
   }
-  const double trim_threshold = std::max(o.page_fault_min_bytes, 2 * largest);
+  if (repeated.size() < 2) return out;
 
-  // The connected parts of the stage graph: buffers of one part are freed together, those
-  // of parts that share nothing as each part finishes.
+  // Funcs stored at one loop are allocated the same number of times at the same depth, in
+  // one connected part of the stage graph; the features do not name the loop, so two loops
+  // of one depth and count there are taken as one.
   std::vector<size_t> part(n);
   for (size_t i = 0; i < n; ++i) part[i] = i;
   auto root = [&](size_t i) {
@@ -75,33 +69,20 @@ std::vector<bool> heap_allocations_faulting(const PipelineFeatures &features,
   };
   for (const auto &[p, c] : features.edges)
     part[root(static_cast<size_t>(p))] = root(static_cast<size_t>(c));
-
-  // A buffer is freed into a top that holds what was freed inside its scope before it:
-  // the buffers stored in loops nested in it. Buffers at root are freed by the end of
-  // their part's run, with everything the part allocated inside them. Funcs stored at one
-  // loop are allocated the same number of times at the same depth, in one part, and freed
-  // together at the end of each of its iterations, after those stored deeper in it (more
-  // often, at a greater depth); the features do not name the loops, so two loops of one
-  // depth and count there are taken as one, and a deeper one as nested.
-  for (size_t i = 0; i < n; ++i) {
-    if (bytes[i] == 0) continue;
+  const std::vector<double> alone = out;
+  for (size_t i : repeated) {
     const StageFeatures &x = features.stages[i];
-    double together = 0;
-    for (size_t j = 0; j < n; ++j) {
-      if (bytes[j] == 0 || root(i) != root(j)) continue;
+    for (size_t j : repeated) {
       const StageFeatures &y = features.stages[j];
-      const bool same_loop = x[F::realizations] == y[F::realizations] &&
-                             x[F::store_depth] == y[F::store_depth];
-      const bool nested = y[F::store_depth] > x[F::store_depth] &&
-                          y[F::realizations] > x[F::realizations];
-      if (same_loop || nested) together += bytes[j];
+      if (j != i && x[F::realizations] == y[F::realizations] &&
+          x[F::store_depth] == y[F::store_depth] && root(i) == root(j))
+        out[i] += alone[j];
     }
-    out[i] = together >= trim_threshold;
   }
   return out;
 }
 
-AnalyticTerms analytic_stage_terms(const StageFeatures &s, bool faults_each_realization,
+AnalyticTerms analytic_stage_terms(const StageFeatures &s, double freed_together,
                                    const MachineModel &m, const AnalyticModelOptions &o) {
   using F = ScheduledFeature;
   AnalyticTerms t{};
@@ -166,7 +147,7 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, bool faults_each_real
           (o.parallel_launch_seconds + s[F::parallel_tasks] * o.parallel_task_seconds));
   if (s[F::alloc_bytes] > o.stack_allocation_max_bytes) {
     add(AnalyticTerm::kAllocation, s[F::realizations] * o.allocation_seconds);
-    if (faults_each_realization) {
+    if (freed_together >= o.page_fault_min_bytes) {
       add(AnalyticTerm::kPageFaults, s[F::alloc_bytes_total] * o.page_fault_seconds_per_byte);
     }
   }
@@ -176,9 +157,10 @@ AnalyticTerms analytic_stage_terms(const StageFeatures &s, bool faults_each_real
 AnalyticTerms analytic_terms(const PipelineFeatures &features, const MachineModel &machine,
                              const AnalyticModelOptions &options) {
   AnalyticTerms sum{};
-  const std::vector<bool> faulting = heap_allocations_faulting(features, options);
+  const std::vector<double> freed_together = heap_bytes_freed_together(features, options);
   for (size_t i = 0; i < features.stages.size(); ++i) {
-    const AnalyticTerms t = analytic_stage_terms(features.stages[i], faulting[i], machine, options);
+    const AnalyticTerms t =
+        analytic_stage_terms(features.stages[i], freed_together[i], machine, options);
     for (int k = 0; k < kNumAnalyticTerms; ++k) sum[k] += t[k];
   }
   return sum;
@@ -196,10 +178,10 @@ std::vector<double> analytic_stage_costs(const PipelineFeatures &features,
                                          const AnalyticTerms &weights) {
   std::vector<double> out;
   out.reserve(features.stages.size());
-  const std::vector<bool> faulting = heap_allocations_faulting(features, options);
+  const std::vector<double> freed_together = heap_bytes_freed_together(features, options);
   for (size_t i = 0; i < features.stages.size(); ++i) {
     out.push_back(weighed_seconds(
-        analytic_stage_terms(features.stages[i], faulting[i], machine, options), weights));
+        analytic_stage_terms(features.stages[i], freed_together[i], machine, options), weights));
   }
   return out;
 }

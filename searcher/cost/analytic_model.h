@@ -66,37 +66,25 @@ struct AnalyticModelOptions {
   double allocation_seconds = 0.1e-6;     // malloc and free
   // Allocations inside loops this small go on the stack (schedule_directives.h): free.
   double stack_allocation_max_bytes = static_cast<double>(kStackAllocationMaxBytes);
-  // When a run's heap allocations page-fault (heap_allocations_faulting). Candidates are
-  // timed as the user's program runs them, in a fresh process under glibc's malloc as it
-  // comes (measurer/child_environment.h). glibc maps a block of its mmap threshold or more
-  // afresh, and hands the heap's free top back to the kernel once it reaches its trim
-  // threshold; both start at this. Freeing a block it mapped raises the mmap threshold to
-  // that block and the trim threshold to twice it, up to mmap_threshold_max_bytes, for the
-  // rest of the process. So from the second run on, a block comes from the heap and its
-  // pages stay mapped, unless the blocks freed into the top with it reach twice the
-  // largest block of the run, or 128 KiB when none is bigger than that (edge_nms' four
-  // 63 KB producers per output tile ran 31 ms under glibc's malloc and 1.26 ms with freed
-  // memory kept for reuse; harris' own schedule, three 110 KB buffers per strip, 3 ms
-  // against 60-75 ms in RunGen: `build/bin/rungen_agreement --apps harris`).
-  // depthwise_conv's padded plane, one 1.87 MB block per task of 16, does not fault
-  // (about 0.8 ms a run under glibc's malloc); rgb_to_hsv's hsv, a Tuple of three 2.07 MB
-  // blocks per task, faults in every task (9.9 ms against 1.95 with `--allocator
-  // pooling`; `/usr/bin/time` counts 6,000 faults a run). `protuner measure --library
-  // build/lib/libprotuner_corpus_generators.so --generator G --schedule S`, with and
-  // without `--allocator pooling`, shows the difference for any schedule.
+  // Allocations at least this big, or freed together with others to at least this many
+  // bytes (heap_bytes_freed_together), are fresh pages on every run, so each first touch
+  // page-faults. Candidates are timed as the user's program runs them, in a fresh process
+  // under glibc's malloc as it comes (measurer/child_environment.h): glibc maps blocks of
+  // its mmap threshold and more afresh, and hands a heap's free top back to the kernel
+  // once it exceeds its trim threshold, both 128 KiB in a process that has not yet freed
+  // a larger mapped block. So per-run intermediates of that size or more fault on every
+  // run, whether one big one at root or a few freed together per strip of a parallel
+  // loop: harris'
+  // own schedule (three 110 KB buffers per strip) runs 3 ms with freed memory kept for
+  // reuse and 60-75 ms in RunGen (`build/bin/rungen_agreement --apps harris`, its
+  // pooling and RunGen columns).
   double page_fault_min_bytes = 128.0 * 1024;
-  // Blocks above this are mapped afresh by every malloc (glibc's DEFAULT_MMAP_THRESHOLD_MAX
-  // on 64-bit): they fault in every realization, and never raise the thresholds.
-  double mmap_threshold_max_bytes = 32.0 * 1024 * 1024;
-  // First touches of fresh anonymous memory cost microseconds per 4 KiB page: 2.4 us from
-  // one thread on the machine class (a fresh mapping written once; its second write costs
-  // 0.2 us a page), about 1.3 us a page of wall time where two threads fault at once
-  // (rgb_to_hsv's hsv above: 8 ms for 6,000 pages a run; an edge_nms schedule whose
-  // buffers per task fault, 4,400 pages a run, 5.3 ms over `--allocator pooling`).
-  // Against the corpus' measured candidates (`protuner evaluate --model analytic --data
-  // corpus-out/measurements.jsonl`) 2.5 us ranks best of 1.25, 2.5, 5 and 10 us.
-  // Calibration fits the term's weight per app.
-  double page_fault_seconds_per_byte = 2.5e-6 / 4096;
+  // First touches of fresh anonymous memory cost microseconds per 4 KiB page, from one
+  // thread or two alike (they do not scale with cores); with the unmap and map of every
+  // run around them, 10 to 20 us on the machine class (harris' root schedule, about
+  // 38,000 pages a run, runs many times slower in RunGen than with memory reused; the same
+  // bench). Calibration fits the term's weight per app.
+  double page_fault_seconds_per_byte = 10e-6 / 4096;
 };
 
 // What a stage's predicted time is spent on. A stage's time is the sum of its terms; a
@@ -116,19 +104,20 @@ const char *analytic_term_name(AnalyticTerm term);
 // Every weight 1: the model as it stands.
 AnalyticTerms unit_term_weights();
 
-// Per stage node, whether its heap allocation page-faults afresh in every realization, by
-// glibc's thresholds as they stand from the second run on (AnalyticModelOptions::
-// page_fault_min_bytes): a block above mmap_threshold_max_bytes always; buffers at root,
-// freed by the end of their connected part of the stage graph, where together they reach
-// the trim threshold (twice the run's largest block, at least page_fault_min_bytes);
-// buffers stored in a loop, where those freed with them at the end of each of its
-// iterations do.
-std::vector<bool> heap_allocations_faulting(const PipelineFeatures &features,
-                                            const AnalyticModelOptions &options = {});
+// Per stage node, the bytes of the heap allocations freed together with its own at the end
+// of each iteration of its storage loop, its own included (0 for a stage that allocates
+// nothing on the heap). glibc hands a heap's free top back to the kernel once it exceeds
+// 128 KiB, so allocations freed together past that size page-fault afresh in every
+// iteration, however small each is: edge_nms' producers, four buffers of 63 KB per output
+// tile, ran 31 ms under glibc's malloc and 1.26 ms with freed memory kept for reuse
+// (`protuner measure --library build/lib/libprotuner_corpus_generators.so --generator
+// edge_nms --schedule S`, with and without `--allocator pooling`).
+std::vector<double> heap_bytes_freed_together(const PipelineFeatures &features,
+                                              const AnalyticModelOptions &options = {});
 // Seconds per term of one stage node of an already featurized schedule (`features`
-// computed for `machine`), whose heap allocation page-faults in every realization or not
-// (heap_allocations_faulting).
-AnalyticTerms analytic_stage_terms(const StageFeatures &stage, bool faults_each_realization,
+// computed for `machine`), whose heap allocation is freed with `freed_together` bytes in
+// all (heap_bytes_freed_together).
+AnalyticTerms analytic_stage_terms(const StageFeatures &stage, double freed_together,
                                    const MachineModel &machine,
                                    const AnalyticModelOptions &options = {});
 // The same summed over every stage of a schedule.

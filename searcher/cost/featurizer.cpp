@@ -147,10 +147,6 @@ Featurizer::Featurizer(std::shared_ptr<const PipelineGraph> graph, MachineModel 
       StageFeatures sf;
       sf.func = static_cast<int>(f);
       sf.stage = static_cast<int>(s);
-      int widest_bits = 0;
-      for (const std::string &t : node.value_types) widest_bits = std::max(widest_bits, value_type_bits(t));
-      sf.largest_buffer_share = static_cast<float>(std::max(widest_bits / 8, 1)) /
-                                static_cast<float>(value_bytes(node));
       auto set = [&](InvariantFeature k, double v) {
         sf.invariant[static_cast<int>(k)] = static_cast<float>(v);
       };

@@ -186,10 +186,6 @@ struct StageFeatures {
   int stage = 0;  // stage of that Func
   std::array<float, kNumInvariantFeatures> invariant{};
   ScheduledFeatures scheduled{};
-  // The share of alloc_bytes in the largest of the Func's buffers: a Func of a Tuple gets
-  // one buffer per element. Not a model input; the analytic model's reading of glibc's
-  // thresholds needs the size of each block malloc sees (heap_allocations_faulting).
-  float largest_buffer_share = 1;
 
   float operator[](InvariantFeature f) const { return invariant[static_cast<int>(f)]; }
   float operator[](ScheduledFeature f) const { return scheduled[static_cast<int>(f)]; }

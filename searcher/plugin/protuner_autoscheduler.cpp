@@ -10,7 +10,6 @@
 #include <Halide.h>
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -59,19 +58,11 @@ SearchSpaceOptions space_options_for(const Halide::Target &target,
 
 // The machine the cost model predicts for: this host's caches and clock, with the cores,
 // vector width and last-level cache Halide asks about (the target may be another machine).
-// The last-level cache is capped as the host's is (MachineModel::kMaxTrustedL3Bytes): a
-// working set cannot rely on all of a shared L3. With the 32 MiB of machine_params
-// 2,33554432,40 the model alone picked a schedule of edge_nms that keeps its grayscale
-// copy at root (7.9 MB, counted as L3 hits): predicted 1.13 ms, 2.72 ms with the cap, and
-// it runs 1.87 ms (`tests/bench/model_alone.sh edge_nms`, then `build/bin/search_probe`
-// and `protuner measure` on the schedule it wrote).
 MachineModel machine_for(const SearchSpaceOptions &space, const Halide::MachineParams &params) {
   MachineModel m = MachineModel::from_host();
   m.cores = space.cores;
   m.vector_bits = space.vector_bits;
-  if (params.last_level_cache_size > 0) {
-    m.l3_bytes = std::min<int64_t>(params.last_level_cache_size, MachineModel::kMaxTrustedL3Bytes);
-  }
+  if (params.last_level_cache_size > 0) m.l3_bytes = params.last_level_cache_size;
   return m;
 }
 

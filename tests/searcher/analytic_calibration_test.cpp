@@ -88,8 +88,8 @@ TEST(AnalyticCalibration, ARuntimeThatIsNotPositiveIsRefused) {
 
 // The model's prediction is the sum of its terms; a model sharing a calibration predicts
 // with its latest weights: schedules measured 3x slower than predicted make it predict
-// other schedules about 3x slower (8 measurements pull the weights only part of the way
-// from 1, and a schedule whose terms mix unlike the 8's lands a few percent either side).
+// other schedules about 3x slower (a little less: 8 measurements pull the weights only
+// part of the way from 1).
 TEST(AnalyticCalibration, AModelPredictsWithTheWeightsOfTheLatestFit) {
   auto graph = testing::graph_of(testing::blur_chain_pipeline(512, 512));
   auto calibration = std::make_shared<AnalyticCalibration>(graph);
@@ -115,7 +115,7 @@ TEST(AnalyticCalibration, AModelPredictsWithTheWeightsOfTheLatestFit) {
   for (size_t i = 8; i < states.size(); ++i) {
     const double ratio = calibrated.predict({&states[i]})[0] / plain.predict({&states[i]})[0];
     EXPECT_GT(ratio, 2.5);
-    EXPECT_LT(ratio, 3.15);
+    EXPECT_LT(ratio, 3.05);
     const PipelineFeatures f = calibrated.featurizer().featurize(states[i]);
     double staged = 0;
     for (double c : calibrated.stage_costs(f)) staged += c;

@@ -585,25 +585,6 @@ TEST(Featurizer, ListsEveryStageAndTheStageDag) {
   EXPECT_EQ(edges, (std::vector<std::pair<int, int>>{{0, 1}, {2, 1}, {3, 1}}));
 }
 
-// A Func of a Tuple is one buffer per element: the analytic model reads glibc's thresholds
-// by the largest of them, the float of a (uint8, float32) pair here.
-TEST(Featurizer, KnowsTheShareOfATuplesLargestBuffer) {
-  using namespace Halide;
-  ImageParam in(Float(32), 2, "in");
-  Var x("x"), y("y");
-  Func g("g"), f("f");
-  g(x, y) = Tuple(cast<uint8_t>(in(x, y)), in(x, y) * 2.0f);
-  f(x, y) = g(x, y)[1] + cast<float>(g(x, y)[0]);
-  in.set_estimates({{0, 64}, {0, 64}});
-  f.set_estimates({{0, 64}, {0, 64}});
-  Pipeline p(f);
-  const Featurizer fz(std::make_shared<const PipelineGraph>(analyze_pipeline(p)));
-  const PipelineFeatures &inv = fz.invariant();
-  ASSERT_EQ(inv.stages.size(), 3u);  // f, g, in_im
-  EXPECT_EQ(inv.stages[0].largest_buffer_share, 1.0f);
-  EXPECT_FLOAT_EQ(inv.stages[1].largest_buffer_share, 4.0f / 5.0f);
-}
-
 bool same_features(const PipelineFeatures &a, const PipelineFeatures &b) {
   if (a.stages.size() != b.stages.size()) return false;
   for (size_t i = 0; i < a.stages.size(); ++i) {
